@@ -1,0 +1,53 @@
+# Two commands matter: `make run` and `make test`. Everything else is what they are made of.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+
+# make test runs against the real services on localhost.
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/mazesite
+TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
+PYTEST_ARGS ?=
+
+.PHONY: run test lint format install migrate worker clean
+
+$(STAMP): pyproject.toml
+	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+migrate: install
+	mkdir -p var
+	$(BIN)/python manage.py migrate --noinput
+
+# The site on http://127.0.0.1:8000 with a Celery worker and beat, on SQLite and a broker in
+# var/broker that needs no server. Mails go to this console.
+run: migrate
+	mkdir -p var/broker/processed
+	@echo "mazesite on http://127.0.0.1:8000 (Ctrl-C stops the site and its worker)"
+	@trap 'kill 0' INT TERM EXIT; \
+	$(BIN)/celery -A mazesite worker --beat --pool=solo --loglevel=INFO \
+	    --schedule=var/celerybeat-schedule & \
+	$(BIN)/python manage.py runserver 127.0.0.1:8000
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+format: install
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+test: install lint
+	@test -x /usr/bin/chromium || { echo "Debian's chromium is missing: apt-get install chromium (.ci/run does it)"; exit 1; }
+	@psql -h 127.0.0.1 -U postgres -tAc "select 1 from pg_database where datname='mazesite'" | grep -q 1 \
+	    || createdb -h 127.0.0.1 -U postgres mazesite
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) CELERY_QUEUE=mazesite-test \
+	    $(BIN)/pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(VENV) var staticfiles .pytest_cache .mypy_cache .ruff_cache .hypothesis

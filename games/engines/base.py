@@ -1,0 +1,68 @@
+"""What every game engine offers. Engines are pure Python: no Django, no clock, no global random.
+
+A game state is a JSON-serialisable dict, opaque to everything but its engine. It holds the seed
+and the random stream's position, so it must never be shown to anyone as it is: `view()` says
+what one viewer may see.
+
+An engine is a module with these names (see `Engine`). A move is a JSON dict. Two moves are
+made by the site, never by a player: `{"timeout": true}` when a seat runs out of time and
+`{"resign": true}` when it gives up; every engine accepts both from a seat that is still in play.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+JSON = dict[str, Any]
+
+
+class IllegalMove(Exception):
+    """A move the rules refuse. `str(exc)` is a sentence for the player."""
+
+
+@dataclass(frozen=True)
+class Result:
+    reason: str  # how it ended: "exit", "damage", "timeout", "resign", ...
+    places: list[int]  # places[seat]: 1 is the winner, equal places share
+
+
+class Engine(Protocol):
+    SLUG: str  # "cornmaze", "robotmaze", "mazerace"
+    TITLE: str  # "Corn maze"
+    MIN_SEATS: int
+    MAX_SEATS: int
+
+    def default_options(self) -> JSON: ...
+
+    def validate_options(self, options: JSON, seats: int) -> JSON:
+        """Checked, normalised options; raises ValueError with a message for the player."""
+        ...
+
+    def start(self, seed: bytes, options: JSON, seats: int) -> JSON:
+        """The state before the first move."""
+        ...
+
+    def initial(self, state: JSON) -> JSON:
+        """The record's `initial` (the full one: the site hides it while a game runs)."""
+        ...
+
+    def first_seat(self, state: JSON) -> int: ...
+
+    def to_move(self, state: JSON) -> list[int]:
+        """The seats that may act now (empty once the game is over)."""
+        ...
+
+    def apply(self, state: JSON, seat: int, move: JSON) -> tuple[JSON, JSON]:
+        """(new state, outcome) or IllegalMove. The given state is not changed."""
+        ...
+
+    def view(self, state: JSON, seat: int | None) -> JSON:
+        """Exactly what this seat (None: a spectator) may see, JSON-serialisable."""
+        ...
+
+    def result(self, state: JSON) -> Result | None: ...
+
+    def notation(self, move: JSON, outcome: JSON) -> str:
+        """The move as the log shows it, such as `c e`."""
+        ...

@@ -1,0 +1,48 @@
+"""Guests: real users named `Guest NNNNN`, bound to the browser session, who can come back
+from another browser through a private link and later claim the account."""
+
+from __future__ import annotations
+
+import secrets
+
+from django.contrib.auth import get_user_model, login
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db import IntegrityError, transaction
+from django.http import HttpRequest
+
+from .models import Profile
+
+User = get_user_model()
+
+
+def guest_create() -> AbstractBaseUser:
+    for _ in range(20):
+        name = f"Guest {secrets.randbelow(99999) + 1}"
+        try:
+            with transaction.atomic():
+                user = User.objects.create_user(username=name)
+                user.set_unusable_password()
+                user.save(update_fields=["password"])
+                Profile.objects.create(
+                    user=user, is_guest=True, guest_key=secrets.token_urlsafe(32)
+                )
+                return user
+        except IntegrityError:
+            continue
+    raise RuntimeError("could not find a free guest name")
+
+
+def player_for(request: HttpRequest) -> AbstractBaseUser:
+    """The signed-in user, or a new guest signed in on this session."""
+    user = request.user
+    if user.is_authenticated:
+        assert not isinstance(user, AnonymousUser)
+        return user
+    guest = guest_create()
+    login(request, guest, backend="django.contrib.auth.backends.ModelBackend")
+    return guest
+
+
+def is_guest(user: object) -> bool:
+    profile = getattr(user, "profile", None)
+    return bool(profile and profile.is_guest)

@@ -1,0 +1,174 @@
+"""Games, their seats and moves. The database is the truth: an engine state is only ever
+changed by a service, under a row lock, together with the Move that explains the change."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+from django.urls import reverse
+
+
+class Clock(models.TextChoices):
+    DAYS_3 = "P3D", "3 days per move"
+    DAYS_30 = "P30D", "30 days per move"
+    LIVE = "live", "live"
+
+    @classmethod
+    def duration(cls, clock: str) -> timedelta | None:
+        return {cls.DAYS_3: timedelta(days=3), cls.DAYS_30: timedelta(days=30)}.get(cls(clock))
+
+
+class Game(models.Model):
+    class Kind(models.TextChoices):
+        CORNMAZE = "cornmaze", "Corn maze"
+        ROBOTMAZE = "robotmaze", "Robot Maze Race"
+        MAZERACE = "mazerace", "Maze Race"
+
+    class Status(models.TextChoices):
+        OPEN = "open", "waiting for players"
+        ACTIVE = "active", "in progress"
+        FINISHED = "finished", "finished"
+        ABORTED = "aborted", "aborted"
+
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    options = models.JSONField(default=dict)
+    clock = models.CharField(max_length=8, choices=Clock.choices, default=Clock.DAYS_3)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN)
+    seed = models.BinaryField(max_length=32, editable=False)
+    seed_sha256 = models.CharField(max_length=64, editable=False)
+    # The engine's state: holds the seed and everything hidden. Never rendered as it is.
+    state = models.JSONField(null=True, blank=True, editable=False)
+    ply = models.PositiveIntegerField(default=0)
+    # Bumped by every change a viewer could see; the page polls it to know when to refresh.
+    version = models.PositiveIntegerField(default=0)
+    result_reason = models.CharField(max_length=32, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["status", "-created_at"], name="game_status_created"),
+            models.Index(fields=["-finished_at", "-id"], name="game_finished"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} #{self.pk}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("game", args=[self.pk])
+
+    @staticmethod
+    def new_seed() -> tuple[bytes, str]:
+        seed = secrets.token_bytes(32)
+        return seed, hashlib.sha256(seed).hexdigest()
+
+    @property
+    def is_over(self) -> bool:
+        return self.status in {self.Status.FINISHED, self.Status.ABORTED}
+
+    @property
+    def clock_duration(self) -> timedelta | None:
+        return Clock.duration(self.clock)
+
+    @property
+    def seed_hex(self) -> str:
+        return bytes(self.seed).hex()
+
+
+class Seat(models.Model):
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="seats")
+    index = models.PositiveSmallIntegerField()
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="seats",
+    )
+    bot = models.CharField(max_length=16, blank=True)  # the bot's level; "" for a person
+    deadline = models.DateTimeField(null=True, blank=True)
+    place = models.PositiveSmallIntegerField(null=True, blank=True)
+    joined_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["game", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["game", "index"], name="seat_unique_index"),
+        ]
+        indexes = [
+            models.Index(
+                fields=["deadline"],
+                name="seat_deadline",
+                condition=models.Q(deadline__isnull=False),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.game} seat {self.index}: {self.name}"
+
+    @property
+    def is_open(self) -> bool:
+        return self.user_id is None and not self.bot
+
+    @property
+    def name(self) -> str:
+        if self.bot:
+            return f"Bot ({self.bot})"
+        if self.user_id is None:
+            return "(open seat)"
+        assert self.user is not None
+        return self.user.get_username()
+
+
+class Move(models.Model):
+    """One ply, append-only. `move` and `outcome` are the record's, as the engine gave them."""
+
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="moves")
+    ply = models.PositiveIntegerField()
+    seat = models.PositiveSmallIntegerField()
+    at = models.DateTimeField()
+    move = models.JSONField()
+    outcome = models.JSONField(default=dict)
+
+    class Meta:
+        ordering = ["game", "ply"]
+        constraints = [
+            models.UniqueConstraint(fields=["game", "ply"], name="move_unique_ply"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.game} ply {self.ply}"
+
+
+class Profile(models.Model):
+    """What the site knows of a person beyond Django's user: guest or not, how to reach them."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="profile"
+    )
+    is_guest = models.BooleanField(default=False)
+    # The secret of a guest's private link, which brings it back from another browser.
+    guest_key = models.CharField(max_length=64, blank=True, db_index=True)
+    email_verified = models.BooleanField(default=False)
+
+    def __str__(self) -> str:
+        return f"profile of {self.user}"
+
+
+def json_safe(value: Any) -> Any:
+    """Tuples to lists, recursively, so that what an engine returns compares equal after a
+    round trip through a JSONField."""
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    return value

@@ -1,0 +1,310 @@
+"""Every write to a game goes through here: lock the game, check, apply the engine, record the
+move, and queue what follows (bot turns, mails) on commit. Views and tasks call these."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from . import clock
+from .bots import get_bot, levels
+from .engines import IllegalMove, get_engine
+from .engines.base import JSON, Engine
+from .models import Clock, Game, Move, Seat, json_safe
+
+
+class GameError(Exception):
+    """An action the site refuses. `str(exc)` is a sentence for the player."""
+
+
+class MoveRefused(GameError):
+    pass
+
+
+@dataclass(frozen=True)
+class SeatPlan:
+    """Who sits in a seat when a game is created: a bot level, or "" for a person."""
+
+    bot: str = ""
+
+
+def game_create(
+    *,
+    kind: str,
+    creator: AbstractBaseUser,
+    options: JSON,
+    clock_choice: str,
+    seats: Sequence[SeatPlan],
+) -> Game:
+    """A new game. The creator sits in seat 0 unless a bot does (a bot-only game, such as
+    selfplay makes); the game starts at once if no seat is left open."""
+    engine = _engine(kind)
+    if not engine.MIN_SEATS <= len(seats) <= engine.MAX_SEATS:
+        raise GameError(f"{engine.TITLE} is for {engine.MIN_SEATS} to {engine.MAX_SEATS} players.")
+    try:
+        options = engine.validate_options(options, len(seats))
+    except ValueError as exc:
+        raise GameError(str(exc)) from None
+    if clock_choice not in Clock.values or (clock_choice == Clock.LIVE) != (
+        options.get("mode") == "live"
+    ):
+        raise GameError("Choose a clock of 3 days or 30 days per move.")
+    known = levels(kind)
+    for plan in seats:
+        if plan.bot and plan.bot not in known:
+            raise GameError(f"There is no bot named {plan.bot!r}; choose one of {known}.")
+    seed, seed_sha256 = Game.new_seed()
+    with transaction.atomic():
+        game = Game.objects.create(
+            kind=kind,
+            options=options,
+            clock=clock_choice,
+            seed=seed,
+            seed_sha256=seed_sha256,
+            created_by=creator,
+        )
+        now = clock.now()
+        Seat.objects.bulk_create(
+            Seat(
+                game=game,
+                index=i,
+                user=creator if i == 0 and not plan.bot else None,
+                bot=plan.bot,
+                joined_at=now if (i == 0 or plan.bot) else None,
+            )
+            for i, plan in enumerate(seats)
+        )
+        if all(plan.bot or i == 0 for i, plan in enumerate(seats)):
+            _start(game)
+    return game
+
+
+def game_join(*, game_id: int, user: AbstractBaseUser) -> Seat:
+    """Take the first open seat; the game starts when the last one is taken."""
+    with transaction.atomic():
+        game = _locked(game_id)
+        if game.status != Game.Status.OPEN:
+            raise GameError("This game is not waiting for players any more.")
+        seats = list(game.seats.order_by("index"))
+        if any(s.user_id == user.pk for s in seats):
+            raise GameError("You already have a seat in this game.")
+        free = [s for s in seats if s.is_open]
+        if not free:
+            raise GameError("Every seat is taken.")
+        seat = free[0]
+        seat.user = user  # type: ignore[assignment]
+        seat.joined_at = clock.now()
+        seat.save(update_fields=["user", "joined_at"])
+        game.version += 1
+        game.save(update_fields=["version"])
+        if len(free) == 1:
+            _start(game)
+    return seat
+
+
+def move_submit(*, game_id: int, user: AbstractBaseUser, ply: int, move: JSON) -> Move:
+    """A person's move. `ply` is the position the player saw: a move for an old one is refused."""
+    with transaction.atomic():
+        game = _locked(game_id)
+        seat = game.seats.filter(user=user).first()
+        if seat is None:
+            raise MoveRefused("You have no seat in this game.")
+        return _play(game, seat, ply, move)
+
+
+def game_resign(*, game_id: int, user: AbstractBaseUser) -> Move:
+    with transaction.atomic():
+        game = _locked(game_id)
+        seat = game.seats.filter(user=user).first()
+        if seat is None:
+            raise MoveRefused("You have no seat in this game.")
+        if game.status != Game.Status.ACTIVE:
+            raise MoveRefused("The game is not in progress.")
+        return _play(game, seat, game.ply, {"resign": True}, by_site=True)
+
+
+def bot_turn_play(*, game_id: int, ply: int) -> Move | None:
+    """Let every bot whose turn it is at `ply` move. Safe to run twice: a second run finds the
+    ply moved on and does nothing."""
+    game = Game.objects.get(pk=game_id)
+    if game.status != Game.Status.ACTIVE or game.ply != ply:
+        return None
+    engine = _engine(game.kind)
+    assert game.state is not None
+    seats = {s.index: s for s in game.seats.all()}
+    bot_seats = [i for i in engine.to_move(game.state) if seats[i].bot]
+    if not bot_seats:
+        return None
+    index = bot_seats[0]
+    # The bot thinks outside the lock; the ply check below drops its move if the game moved on.
+    view = engine.view(game.state, index)
+    rng = random.Random(hashlib.sha256(f"{game.seed_sha256}:{ply}:{index}".encode()).digest())
+    move = get_bot(game.kind, seats[index].bot)(view, index, rng)
+    with transaction.atomic():
+        game = _locked(game_id)
+        if game.status != Game.Status.ACTIVE or game.ply != ply:
+            return None
+        return _play(game, game.seats.get(index=index), ply, move)
+
+
+def seat_timeout(*, game_id: int, seat_index: int) -> Move | None:
+    """End a seat's turn when its deadline has passed; a game with no move yet is aborted.
+    Does nothing if the deadline has moved or not passed: safe to run twice."""
+    with transaction.atomic():
+        game = _locked(game_id)
+        if game.status != Game.Status.ACTIVE:
+            return None
+        seat = game.seats.get(index=seat_index)
+        if seat.deadline is None or seat.deadline > clock.now():
+            return None
+        if game.ply == 0:
+            _abort(game)
+            return None
+        return _play(game, seat, game.ply, {"timeout": True}, by_site=True)
+
+
+# --- inside the lock -------------------------------------------------------------------------
+
+
+def _engine(kind: str) -> Engine:
+    try:
+        return get_engine(kind)
+    except KeyError:
+        raise GameError(f"There is no game called {kind!r}.") from None
+
+
+def _locked(game_id: int) -> Game:
+    try:
+        return Game.objects.select_for_update().get(pk=game_id)
+    except Game.DoesNotExist:
+        raise GameError("There is no such game.") from None
+
+
+def _start(game: Game) -> None:
+    engine = _engine(game.kind)
+    seats = game.seats.count()
+    game.state = json_safe(engine.start(bytes(game.seed), game.options, seats))
+    game.status = Game.Status.ACTIVE
+    game.started_at = clock.now()
+    game.version += 1
+    game.save(update_fields=["state", "status", "started_at", "version"])
+    _set_deadlines(game, engine)
+    _after_commit(game)
+
+
+def _play(game: Game, seat: Seat, ply: int, move: JSON, *, by_site: bool = False) -> Move:
+    if game.status == Game.Status.OPEN:
+        raise MoveRefused("The game has not started yet: it is waiting for players.")
+    if game.is_over:
+        raise MoveRefused("The game is over.")
+    if ply != game.ply:
+        raise MoveRefused(
+            "That move was for an earlier position: the game has moved on since. "
+            "Look at the board again."
+        )
+    if not by_site and any(k in move for k in ("timeout", "resign")):
+        raise MoveRefused("That is not a move.")
+    engine = _engine(game.kind)
+    assert game.state is not None
+    now = clock.now()
+    if (
+        not by_site
+        and seat.deadline is not None
+        and seat.deadline <= now
+        and seat.index in engine.to_move(game.state)
+    ):
+        raise MoveRefused("Your time for this move has run out.")
+    try:
+        state, outcome = engine.apply(game.state, seat.index, move)
+    except IllegalMove as exc:
+        raise MoveRefused(str(exc)) from None
+    game.ply += 1
+    record = Move.objects.create(
+        game=game,
+        ply=game.ply,
+        seat=seat.index,
+        at=now,
+        move=json_safe(move),
+        outcome=json_safe(outcome),
+    )
+    game.state = json_safe(state)
+    game.version += 1
+    result = engine.result(game.state)
+    if result is not None:
+        game.status = Game.Status.FINISHED
+        game.finished_at = now
+        game.result_reason = result.reason
+        for s in game.seats.all():
+            s.place = result.places[s.index]
+            s.deadline = None
+            s.save(update_fields=["place", "deadline"])
+    game.save()
+    if result is None:
+        _set_deadlines(game, engine)
+    _after_commit(game)
+    return record
+
+
+def _abort(game: Game) -> None:
+    game.status = Game.Status.ABORTED
+    game.finished_at = clock.now()
+    game.result_reason = "aborted"
+    game.version += 1
+    game.save(update_fields=["status", "finished_at", "result_reason", "version"])
+    game.seats.update(deadline=None)
+
+
+def _set_deadlines(game: Game, engine: Engine) -> None:
+    """A seat to move keeps the deadline it has, or gets one; every other seat has none."""
+    assert game.state is not None
+    to_move = set(engine.to_move(game.state))
+    duration = game.clock_duration
+    now = clock.now()
+    for seat in game.seats.all():
+        if seat.index not in to_move:
+            deadline = None
+        elif seat.deadline is not None:
+            deadline = seat.deadline
+        else:
+            deadline = now + duration if duration else None
+        if deadline != seat.deadline:
+            seat.deadline = deadline
+            seat.save(update_fields=["deadline"])
+
+
+_queue_bot_turns: ContextVar[bool] = ContextVar("queue_bot_turns", default=True)
+
+
+@contextmanager
+def bot_tasks_paused() -> Iterator[None]:
+    """For callers that drive bots themselves (selfplay): no bot turn is queued meanwhile."""
+    token = _queue_bot_turns.set(False)
+    try:
+        yield
+    finally:
+        _queue_bot_turns.reset(token)
+
+
+def _after_commit(game: Game) -> None:
+    from . import tasks
+
+    if not _queue_bot_turns.get() or game.status != Game.Status.ACTIVE or game.state is None:
+        return
+    engine = _engine(game.kind)
+    to_move = set(engine.to_move(game.state))
+    if game.seats.filter(index__in=to_move).exclude(bot="").exists():
+        game_id, ply = game.pk, game.ply
+        transaction.on_commit(lambda: tasks.bot_turn.delay(game_id, ply))
+
+
+def seats_to_move(game: Game) -> list[int]:
+    if game.status != Game.Status.ACTIVE or game.state is None:
+        return []
+    return list(get_engine(game.kind).to_move(game.state))

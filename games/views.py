@@ -1,0 +1,247 @@
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.db import connection
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBase,
+    JsonResponse,
+)
+from django.shortcuts import redirect, render
+from django.template.response import TemplateResponse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.http import HttpResponseStopPolling
+
+from . import clock, selectors, services
+from .boards import SEAT_COLOURS, cornmaze_board
+from .engines import ENGINES, get_engine
+from .forms import CornmazeCreateForm, CornmazeMoveForm
+from .guests import player_for
+from .models import Game, Seat
+from .records import record_build
+
+GAMES = {"cornmaze": "Corn maze"}
+RESULT_TEXT = {
+    "exit": "reached the goal",
+    "timeout": "the others ran out of time",
+    "resign": "the others resigned",
+    "damage": "the other robot broke down",
+}
+
+
+@require_GET
+def lobby(request: HttpRequest) -> HttpResponse:
+    return render(
+        request,
+        "games/lobby.html",
+        {
+            "open_games": selectors.open_games(),
+            "active_games": selectors.active_games(),
+            "your_games": selectors.your_games(request.user),  # type: ignore[arg-type]
+            "now": clock.now(),
+        },
+    )
+
+
+@require_http_methods(["GET", "POST"])
+def game_new(request: HttpRequest, kind: str) -> HttpResponse:
+    if kind not in GAMES:
+        raise Http404("No such game.")
+    form = CornmazeCreateForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        user = player_for(request)
+        try:
+            game = services.game_create(
+                kind=kind,
+                creator=user,
+                options={"size": form.cleaned_data["size"]},
+                clock_choice=form.cleaned_data["clock"],
+                seats=[services.SeatPlan(bot=b) for b in form.seat_bots()],
+            )
+        except services.GameError as exc:
+            form.add_error(None, str(exc))
+        else:
+            return redirect(game)
+    status = 400 if request.method == "POST" else 200
+    return render(
+        request,
+        "games/new.html",
+        {"form": form, "kind": kind, "title": GAMES[kind]},
+        status=status,
+    )
+
+
+@require_GET
+def game_detail(request: HttpRequest, game_id: int) -> HttpResponseBase:
+    since = request.GET.get("since")
+    if request.htmx and since is not None:
+        # Polling: one indexed read, and nothing to send unless the game changed.
+        current = selectors.game_version(game_id)
+        if current is None:
+            raise Http404("No such game.")
+        version, status = current
+        if str(version) == since:
+            if status in {Game.Status.FINISHED, Game.Status.ABORTED}:
+                return HttpResponseStopPolling()
+            return HttpResponse(status=204)
+    return _game_response(request, game_id)
+
+
+def _game_response(
+    request: HttpRequest, game_id: int, *, error: str = "", status: int = 200
+) -> TemplateResponse:
+    game = selectors.game_for_page(game_id)
+    if game is None:
+        raise Http404("No such game.")
+    template = "games/game.html"
+    if request.htmx:
+        template += "#game"
+    return TemplateResponse(
+        request, template, game_context(game, request.user, error=error), status=status
+    )
+
+
+def game_context(game: Game, user: Any, *, error: str = "") -> dict[str, Any]:
+    seats: list[Seat] = list(game.seats.all())
+    my_seat = next((s for s in seats if user.is_authenticated and s.user_id == user.pk), None)
+    viewer = my_seat.index if my_seat else None
+    engine = get_engine(game.kind)
+    view = engine.view(game.state, viewer) if game.state is not None else None
+    to_move = set(engine.to_move(game.state)) if game.state is not None else set()
+    now = clock.now()
+    seat_rows = [
+        {
+            "seat": s,
+            "colour": SEAT_COLOURS[s.index % len(SEAT_COLOURS)],
+            "to_move": s.index in to_move,
+            "left": clock.format_left(s.deadline - now) if s.deadline else None,
+            "you": s == my_seat,
+            "dropped": bool(view and s.index in view.get("dropped", [])),
+        }
+        for s in seats
+    ]
+    moves = [
+        {
+            "ply": m.ply,
+            "seat": m.seat,
+            "colour": SEAT_COLOURS[m.seat % len(SEAT_COLOURS)],
+            "text": engine.notation(m.move, m.outcome),
+            "at": m.at,
+        }
+        for m in game.moves.all()
+    ]
+    can_join = game.status == Game.Status.OPEN and my_seat is None and any(s.is_open for s in seats)
+    return {
+        "game": game,
+        "title": engine.TITLE,
+        "seats": seat_rows,
+        "my_seat": my_seat,
+        "your_turn": my_seat is not None and my_seat.index in to_move,
+        "view": view,
+        "board": cornmaze_board(view) if view and game.kind == "cornmaze" else None,
+        "moves": moves,
+        "can_join": can_join,
+        "error": error,
+        "clock_text": clock.format_left(game.clock_duration) if game.clock_duration else "live",
+        "polling": not game.is_over,
+        "result_text": RESULT_TEXT.get(game.result_reason, game.result_reason),
+    }
+
+
+@require_POST
+def game_join(request: HttpRequest, game_id: int) -> HttpResponseBase:
+    user = player_for(request)
+    try:
+        services.game_join(game_id=game_id, user=user)
+    except services.GameError as exc:
+        return _refused(request, game_id, str(exc))
+    return _after_action(request, game_id)
+
+
+@require_POST
+def game_move(request: HttpRequest, game_id: int) -> HttpResponseBase:
+    game = Game.objects.filter(pk=game_id).only("kind", "options").first()
+    if game is None:
+        raise Http404("No such game.")
+    if not request.user.is_authenticated:
+        return _refused(request, game_id, "Sign in or join the game to play.")
+    form = CornmazeMoveForm(request.POST, size=game.options.get("size", 8))
+    if not form.is_valid():
+        message = " ".join(str(e) for errors in form.errors.values() for e in errors)
+        return _refused(request, game_id, f"That move cannot be read. {message}".strip())
+    try:
+        services.move_submit(
+            game_id=game_id,
+            user=request.user,  # type: ignore[arg-type]
+            ply=form.cleaned_data["ply"],
+            move={"shifts": [form.cleaned_data["first"], form.cleaned_data["second"]]},
+        )
+    except services.GameError as exc:
+        return _refused(request, game_id, str(exc))
+    return _after_action(request, game_id)
+
+
+@require_POST
+def game_resign(request: HttpRequest, game_id: int) -> HttpResponseBase:
+    if not request.user.is_authenticated:
+        return _refused(request, game_id, "You have no seat in this game.")
+    try:
+        services.game_resign(game_id=game_id, user=request.user)  # type: ignore[arg-type]
+    except services.GameError as exc:
+        return _refused(request, game_id, str(exc))
+    return _after_action(request, game_id)
+
+
+def _after_action(request: HttpRequest, game_id: int) -> HttpResponseBase:
+    if request.htmx:
+        return _game_response(request, game_id)
+    return redirect("game", game_id=game_id)
+
+
+def _refused(request: HttpRequest, game_id: int, message: str) -> HttpResponseBase:
+    # The same page or partial with the reason; status 409 (htmx is configured to swap it).
+    return _game_response(request, game_id, error=message, status=409)
+
+
+@require_GET
+def game_record(request: HttpRequest, game_id: int) -> HttpResponse:
+    game = Game.objects.filter(pk=game_id).first()
+    if game is None:
+        raise Http404("No such game.")
+    viewer = None
+    if request.user.is_authenticated:
+        viewer = game.seats.filter(user=request.user).values_list("index", flat=True).first()
+    record = record_build(game, viewer_seat=viewer)
+    response = JsonResponse(record, json_dumps_params={"indent": 2})
+    response["Content-Disposition"] = f'inline; filename="{game.kind}-{game.pk}.json"'
+    return response
+
+
+@require_GET
+def rules(request: HttpRequest, kind: str) -> HttpResponse:
+    if kind not in ENGINES:
+        raise Http404("No such game.")
+    return render(request, f"rules/{kind}.html", {"kind": kind, "title": ENGINES[kind].TITLE})
+
+
+@require_GET
+def healthz(request: HttpRequest) -> HttpResponse:
+    from mazesite.celery import app
+
+    problems = []
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+    except Exception as exc:  # noqa: BLE001 - any failure means unhealthy
+        problems.append(f"database: {exc}")
+    try:
+        with app.connection_for_write() as conn:
+            conn.ensure_connection(max_retries=1, timeout=2)
+    except Exception as exc:  # noqa: BLE001
+        problems.append(f"broker: {exc}")
+    body = json.dumps({"ok": not problems, "problems": problems})
+    return HttpResponse(body, status=503 if problems else 200, content_type="application/json")
