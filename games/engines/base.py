@@ -32,6 +32,10 @@ class Engine(Protocol):
     TITLE: str  # "Corn maze"
     MIN_SEATS: int
     MAX_SEATS: int
+    # Optional names an engine may define:
+    #   INITIAL_IS_PUBLIC = True: the record shows `initial` while the game runs.
+    #   record_move(move, outcome, seat, viewer, over) -> (move, outcome) | None: what one
+    #   viewer of the record may see of a move (None: nothing); without it, all is public.
 
     def default_options(self) -> JSON: ...
 

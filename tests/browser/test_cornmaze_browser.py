@@ -1,0 +1,107 @@
+"""Two guests play a Corn maze to the end in two browsers while a third watches; then the
+game is downloaded and verified."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from django.core.management import call_command
+
+from games.engines import cornmaze
+from games.models import Game
+
+MAX_TURNS = 60
+
+
+def letter(col: int) -> str:
+    return chr(ord("a") + col)
+
+
+def test_two_guests_play_to_the_end_while_a_spectator_watches(new_page, tmp_path):
+    alice, bob, watcher = new_page(), new_page(), new_page()
+
+    alice.goto("/new/cornmaze/")
+    alice.fill("input[name=size]", "6")
+    alice.click("text=Create the game")
+    alice.wait_for_url("**/games/*/")
+    game = Game.objects.get()
+    url = f"/games/{game.pk}/"
+    assert alice.locator("#status").inner_text().startswith("Waiting for players")
+
+    bob.goto("/")
+    bob.locator("#open-games").get_by_role("button", name="Join").click()
+    bob.wait_for_url(f"**{url}")
+    watcher.goto(url)
+    # Alice's page learns by itself that the game has started.
+    alice.locator("#board").wait_for()
+
+    pages = {0: alice, 1: bob}
+    for turn in range(MAX_TURNS):
+        game.refresh_from_db()
+        if game.status != Game.Status.ACTIVE:
+            break
+        (seat,) = cornmaze.to_move(game.state)
+        first, second = cornmaze.legal_moves(game.state)[0]
+        page = pages[seat]
+        form = page.locator("#move-form")
+        form.wait_for()  # arrives by polling when the other player has just moved
+        assert "Your turn" in page.locator("#status").inner_text()
+        form.locator(f"input[name=first][value={letter(first)}]").check()
+        form.locator(f"input[name=second][value={letter(second)}]").check()
+        form.get_by_role("button", name="Play").click()
+        # The move swaps the board and log in place: the log grows to this turn's number.
+        page.locator(f"#log li[value='{turn + 1}']").wait_for()
+        if turn == 0:
+            # The spectator's page picks the move up by polling, without a reload.
+            watcher.locator("#log li[value='1']").wait_for()
+            assert watcher.locator("#move-form").count() == 0
+    game.refresh_from_db()
+    assert game.status == Game.Status.FINISHED
+
+    for page in (alice, bob, watcher):
+        page.locator("#seed").wait_for()
+        assert "wins" in page.locator("#status").inner_text()
+    assert watcher.locator("#seed").inner_text() == game.seed_hex
+
+    with watcher.expect_download() as download:
+        watcher.get_by_role("link", name="Download record.json").click()
+    path = tmp_path / "record.json"
+    download.value.save_as(path)
+    record = json.loads(path.read_text())
+    assert record["result"]["status"] == "finished"
+    out = io.StringIO()
+    call_command("verify", str(path), stdout=out)
+    assert "checks out" in out.getvalue()
+
+
+def test_a_guest_plays_a_bot_with_javascript_off(browser, live_server, transactional_db):
+    """Plain form posts work: the bot's reply is played here through the service, as a worker
+    would, so the page only needs a reload."""
+    from games import services
+
+    context = browser.new_context(base_url=live_server.url, java_script_enabled=False)
+    page = context.new_page()
+    page.goto("/new/cornmaze/")
+    page.select_option("select[name=seat_1]", "simple")
+    page.click("text=Create the game")
+    game = Game.objects.get()
+    for _ in range(MAX_TURNS):
+        game.refresh_from_db()
+        if game.status != Game.Status.ACTIVE:
+            break
+        (seat,) = cornmaze.to_move(game.state)
+        if seat == 1:
+            services.bot_turn_play(game_id=game.pk, ply=game.ply)
+            continue
+        page.goto(f"/games/{game.pk}/")
+        first, second = cornmaze.legal_moves(game.state)[0]
+        page.check(f"#move-form input[name=first][value={letter(first)}]")
+        page.check(f"#move-form input[name=second][value={letter(second)}]")
+        page.click("#play")
+        page.wait_for_load_state()
+    game.refresh_from_db()
+    assert game.status == Game.Status.FINISHED
+    page.goto(f"/games/{game.pk}/")
+    assert "Game over" in page.locator("#status").inner_text()
+    context.close()

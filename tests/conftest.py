@@ -1,0 +1,92 @@
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Callable
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+
+from games import services
+from games.engines import cornmaze
+from games.models import Game
+
+# Playwright's sync API runs an event loop in the test thread; Django's ORM must still be usable.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+_names = itertools.count(1)
+
+
+@pytest.fixture
+def make_user(db: None) -> Callable[..., AbstractBaseUser]:
+    def make(name: str | None = None, password: str = "a-long-passphrase") -> AbstractBaseUser:
+        user = get_user_model().objects.create_user(
+            username=name or f"player{next(_names)}", password=password
+        )
+        return user
+
+    return make
+
+
+@pytest.fixture
+def make_cornmaze(
+    make_user: Callable[..., AbstractBaseUser],
+) -> Callable[..., Game]:
+    """A Corn maze with people in every seat (or the given bots), started."""
+
+    def make(seats: int = 2, size: int = 8, bots: list[str] | None = None, clock: str = "P3D"):
+        creator = make_user()
+        plans = [services.SeatPlan()] + [
+            services.SeatPlan(bot=(bots[i - 1] if bots and i - 1 < len(bots) else ""))
+            for i in range(1, seats)
+        ]
+        with services.bot_tasks_paused():
+            game = services.game_create(
+                kind="cornmaze",
+                creator=creator,
+                options={"size": size},
+                clock_choice=clock,
+                seats=plans,
+            )
+            for seat in game.seats.filter(user=None, bot=""):
+                services.game_join(game_id=game.pk, user=make_user())
+        game.refresh_from_db()
+        return game
+
+    return make
+
+
+def seat_user(game: Game, index: int) -> AbstractBaseUser:
+    user = game.seats.get(index=index).user
+    assert user is not None
+    return user
+
+
+def to_move(game: Game) -> int:
+    game.refresh_from_db()
+    assert game.state is not None
+    (seat,) = cornmaze.to_move(game.state)
+    return seat
+
+
+def a_legal_move(game: Game) -> list[int]:
+    game.refresh_from_db()
+    assert game.state is not None
+    return cornmaze.legal_moves(game.state)[0]
+
+
+def play_to_the_end(game: Game, limit: int = 500) -> Game:
+    """Play legal moves for whoever is to move until the game ends."""
+    for _ in range(limit):
+        game.refresh_from_db()
+        if game.status != Game.Status.ACTIVE:
+            return game
+        seat = to_move(game)
+        services.move_submit(
+            game_id=game.pk,
+            user=seat_user(game, seat),
+            ply=game.ply,
+            move={"shifts": a_legal_move(game)},
+        )
+    raise AssertionError("the game did not end")

@@ -1,0 +1,106 @@
+from __future__ import annotations
+
+import copy
+import io
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from games.models import Game
+from games.records import record_build, record_verify
+from tests.conftest import play_to_the_end
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def finished(make_cornmaze) -> Game:
+    return play_to_the_end(make_cornmaze(seats=3, size=6))
+
+
+def test_a_finished_record_is_complete_and_checks_out(finished):
+    record = record_build(finished, viewer_seat=None)
+    assert record["seed"] == finished.seed_hex
+    assert record["result"]["status"] == "finished"
+    assert record["result"]["reason"] == "exit"
+    assert sorted(record["result"]["places"]) == [1, 2, 2]
+    assert [m["ply"] for m in record["moves"]] == list(range(1, finished.ply + 1))
+    assert record_verify(record) == []
+
+
+@pytest.mark.parametrize(
+    ("tamper", "problem"),
+    [
+        (lambda r: r.update(seed="00" * 32), "does not match"),
+        (lambda r: r["initial"]["arrows"].__setitem__(0, "<" * 6), "starting position"),
+        (lambda r: r.update(first_seat=(r["first_seat"] + 1) % 3), "first seat"),
+        (lambda r: r["moves"][0]["outcome"].update(drawn=["?", "?"]), "Move 1"),
+        (lambda r: r["result"].update(places=[1, 1, 1]), "result"),
+        (lambda r: r.update(format="something/2"), "not a mazesite-record/1"),
+    ],
+)
+def test_a_tampered_record_does_not_check_out(finished, tamper, problem):
+    record = copy.deepcopy(record_build(finished, viewer_seat=None))
+    tamper(record)
+    problems = record_verify(record)
+    assert problems and any(problem in p for p in problems), problems
+
+
+def test_a_running_game_cannot_be_verified_yet(make_cornmaze):
+    record = record_build(make_cornmaze(), viewer_seat=None)
+    assert record["seed"] is None
+    assert "not over" in record_verify(record)[0]
+
+
+def test_export_prints_the_download_and_verify_reads_it(client, finished, tmp_path):
+    out = io.StringIO()
+    call_command("export", str(finished.pk), stdout=out)
+    exported = json.loads(out.getvalue())
+    downloaded = json.loads(client.get(f"/games/{finished.pk}/record.json").content)
+    assert exported == downloaded
+    path = tmp_path / "record.json"
+    path.write_text(out.getvalue())
+    out = io.StringIO()
+    call_command("verify", str(path), stdout=out)
+    assert "checks out" in out.getvalue()
+
+    exported["moves"][-1]["outcome"]["end"] = [0, 0]
+    path.write_text(json.dumps(exported))
+    with pytest.raises(CommandError, match="does NOT check out"):
+        call_command("verify", str(path), stdout=io.StringIO(), stderr=io.StringIO())
+    with pytest.raises(CommandError, match="no game 999999"):
+        call_command("export", "999999")
+    path.write_text("{not json")
+    with pytest.raises(CommandError, match="not JSON"):
+        call_command("verify", str(path))
+
+
+def test_selfplay_stores_finished_games_and_writes_records(tmp_path):
+    out = io.StringIO()
+    call_command(
+        "selfplay",
+        "cornmaze",
+        "--games",
+        "4",
+        "--size",
+        "6",
+        "--seats",
+        "2",
+        "--bots",
+        "simple,strong",
+        "--out",
+        str(tmp_path),
+        stdout=out,
+    )
+    text = out.getvalue()
+    assert "4 games of Corn maze, 2 seats" in text
+    assert "strong: won" in text and "simple: won" in text and "mean turns" in text
+    games = Game.objects.filter(status=Game.Status.FINISHED)
+    assert games.count() == 4
+    files = sorted(tmp_path.glob("cornmaze-*.json"))
+    assert len(files) == 4
+    for f in files:
+        assert record_verify(json.loads(f.read_text())) == []
+    with pytest.raises(CommandError, match="Unknown bot"):
+        call_command("selfplay", "cornmaze", "--bots", "genius", stdout=io.StringIO())

@@ -1,0 +1,246 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+import time_machine
+from django.urls import reverse
+
+from games import services
+from games.models import Game, Move
+from tests.conftest import a_legal_move, seat_user, to_move
+
+pytestmark = pytest.mark.django_db
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+def letters(shifts):
+    return [chr(ord("a") + c) for c in shifts]
+
+
+def test_lobby_lists_open_and_running_games_with_clocks(client, make_cornmaze, make_user):
+    running = make_cornmaze()
+    waiting = services.game_create(
+        kind="cornmaze",
+        creator=make_user("waiter"),
+        options={},
+        clock_choice="P30D",
+        seats=[services.SeatPlan(), services.SeatPlan()],
+    )
+    page = client.get("/").content.decode()
+    assert f'href="/games/{running.pk}/"' in page and "Watch" in page
+    assert "Clock: 3 days, 0:00:00" in page
+    assert "Clock: 30 days, 0:00:00" in page
+    assert reverse("game_join", args=[waiting.pk]) in page
+    assert "waiter" in page
+
+
+def test_your_games_put_your_move_first(client, make_cornmaze):
+    games = [make_cornmaze() for _ in range(3)]
+    # One player sits in all three games, in seat 0.
+    me = seat_user(games[0], 0)
+    for g in games[1:]:
+        g.seats.filter(index=0).update(user=me)
+    client.force_login(me)
+    page = client.get("/").content.decode()
+    section = page.split('id="your-games"')[1].split("</section>")[0]
+    ids = [g.pk for g in games]
+    mine_first = [g.pk for g in games if to_move(g) == 0]
+    order = sorted(ids, key=lambda pk: section.index(f"/games/{pk}/"))
+    assert order[: len(mine_first)] == sorted(mine_first, key=order.index)
+    assert section.count("your move") == len(mine_first)
+
+
+def test_create_a_game_as_a_guest_then_join_from_another_browser(client, django_user_model):
+    response = client.post(
+        "/new/cornmaze/", {"size": "9", "seats": "2", "clock": "P30D", "seat_1": "person"}
+    )
+    game = Game.objects.get()
+    assert response.status_code == 302 and response["Location"] == f"/games/{game.pk}/"
+    creator = game.seats.get(index=0).user
+    assert creator.username.startswith("Guest ") and creator.profile.is_guest
+    assert game.status == Game.Status.OPEN and game.options == {"size": 9}
+
+    other = client.__class__()
+    page = other.get(f"/games/{game.pk}/").content.decode()
+    assert "Join this game" in page
+    other.post(reverse("game_join", args=[game.pk]))
+    game.refresh_from_db()
+    assert game.status == Game.Status.ACTIVE
+    assert django_user_model.objects.filter(username__startswith="Guest ").count() == 2
+
+
+def test_a_bad_new_game_form_says_why_and_creates_nothing(client):
+    response = client.post("/new/cornmaze/", {"size": "20", "seats": "9", "clock": "P1D"})
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert "less than or equal to 12" in page and "less than or equal to 6" in page
+    assert Game.objects.count() == 0
+    assert client.get("/new/chess/").status_code == 404
+
+
+def test_game_with_a_bot_starts_at_once(client):
+    client.post("/new/cornmaze/", {"size": "8", "seats": "2", "clock": "P3D", "seat_1": "strong"})
+    game = Game.objects.get()
+    assert game.status == Game.Status.ACTIVE
+    assert game.seats.get(index=1).bot == "strong"
+
+
+@time_machine.travel("2026-11-29 12:00Z", tick=False)
+def test_game_page_shows_board_clocks_log_and_sha(client, make_cornmaze):
+    game = make_cornmaze()
+    seat = to_move(game)
+    client.force_login(seat_user(game, seat))
+    page = client.get(f"/games/{game.pk}/").content.decode()
+    assert 'id="board"' in page and 'class="marker"' in page
+    assert "Your turn" in page and 'id="move-form"' in page
+    assert 'Clock: <span class="left">3 days, 0:00:00</span>' in page
+    assert game.seed_sha256 in page
+    assert game.seed_hex not in page
+    assert reverse("rules", args=["cornmaze"]) in page
+    for col in "abcdefgh":
+        assert f'value="{col}"' in page
+
+
+def test_a_move_by_form_post_works_without_javascript(client, make_cornmaze):
+    game = make_cornmaze()
+    seat = to_move(game)
+    client.force_login(seat_user(game, seat))
+    shifts = a_legal_move(game)
+    first, second = letters(shifts)
+    response = client.post(
+        reverse("game_move", args=[game.pk]), {"ply": "0", "first": first, "second": second}
+    )
+    assert response.status_code == 302 and response["Location"] == f"/games/{game.pk}/"
+    move = Move.objects.get(game=game)
+    assert move.move == {"shifts": shifts}
+    page = client.get(f"/games/{game.pk}/").content.decode()
+    assert f"{first} {second}" in page  # the log, in notation
+    assert 'class="path"' in page  # the path of the last turn is drawn
+
+
+def test_a_move_by_htmx_returns_the_game_partial(client, make_cornmaze):
+    game = make_cornmaze()
+    seat = to_move(game)
+    client.force_login(seat_user(game, seat))
+    first, second = letters(a_legal_move(game))
+    response = client.post(
+        reverse("game_move", args=[game.pk]),
+        {"ply": "0", "first": first, "second": second},
+        **HTMX,
+    )
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert body.lstrip().startswith('<section id="game"') and "<html" not in body
+    assert 'id="board"' in body and 'id="log"' in body and 'id="clocks"' in body
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"ply": "0", "first": "z", "second": "a"}, "Choose a column from a to h"),
+        ({"ply": "x", "first": "a", "second": "a"}, "cannot be read"),
+        ({"first": "a"}, "cannot be read"),
+        ({"ply": "5", "first": "a", "second": "a"}, "earlier position"),
+    ],
+)
+def test_malformed_or_stale_moves_get_a_message_and_change_nothing(
+    client, make_cornmaze, data, message
+):
+    game = make_cornmaze()
+    client.force_login(seat_user(game, to_move(game)))
+    for extra in ({}, HTMX):
+        response = client.post(reverse("game_move", args=[game.pk]), data, **extra)
+        assert response.status_code == 409
+        assert message in response.content.decode()
+    assert not Move.objects.exists()
+
+
+def test_not_your_turn_and_spectators_cannot_move(client, make_cornmaze, make_user):
+    game = make_cornmaze()
+    waiting = seat_user(game, 1 - to_move(game))
+    client.force_login(waiting)
+    page = client.get(f"/games/{game.pk}/").content.decode()
+    assert 'id="move-form"' not in page and "to move" in page
+    response = client.post(
+        reverse("game_move", args=[game.pk]), {"ply": "0", "first": "a", "second": "a"}
+    )
+    assert response.status_code == 409 and "not your turn" in response.content.decode()
+    client.force_login(make_user())
+    response = client.post(
+        reverse("game_move", args=[game.pk]), {"ply": "0", "first": "a", "second": "a"}
+    )
+    assert "no seat" in response.content.decode()
+    assert not Move.objects.exists()
+
+
+def test_polling_is_cheap_when_nothing_changed(client, make_cornmaze, django_assert_num_queries):
+    game = make_cornmaze()
+    url = f"/games/{game.pk}/?since={game.version}"
+    with django_assert_num_queries(1):
+        response = client.get(url, **HTMX)
+    assert response.status_code == 204
+    services.move_submit(
+        game_id=game.pk,
+        user=seat_user(game, to_move(game)),
+        ply=0,
+        move={"shifts": a_legal_move(game)},
+    )
+    response = client.get(url, **HTMX)
+    assert response.status_code == 200 and 'id="board"' in response.content.decode()
+
+
+def test_polling_stops_when_the_game_is_over(client, make_cornmaze):
+    game = make_cornmaze()
+    services.game_resign(game_id=game.pk, user=seat_user(game, 0))
+    game.refresh_from_db()
+    response = client.get(f"/games/{game.pk}/?since={game.version}", **HTMX)
+    assert response.status_code == 286
+    page = client.get(f"/games/{game.pk}/").content.decode()
+    assert "hx-trigger" not in page.split('id="game"')[1].split(">")[0]
+    assert game.seed_hex in page  # the seed is public once the game is over
+
+
+def test_record_json_follows_the_format(client, make_cornmaze):
+    game = make_cornmaze()
+    services.move_submit(
+        game_id=game.pk,
+        user=seat_user(game, to_move(game)),
+        ply=0,
+        move={"shifts": a_legal_move(game)},
+    )
+    response = client.get(f"/games/{game.pk}/record.json")
+    assert response["Content-Type"] == "application/json"
+    record = json.loads(response.content)
+    assert list(record) == [
+        "format",
+        "game",
+        "id",
+        "url",
+        "options",
+        "seed_sha256",
+        "seed",
+        "players",
+        "first_seat",
+        "initial",
+        "moves",
+        "result",
+    ]
+    assert record["format"] == "mazesite-record/1" and record["game"] == "cornmaze"
+    assert record["seed"] is None and record["seed_sha256"] == game.seed_sha256
+    assert record["options"] == {"size": 8, "clock": "P3D"}
+    assert record["result"] == {"status": "active", "reason": "", "places": []}
+    (move,) = record["moves"]
+    assert set(move) == {"ply", "seat", "at", "move", "outcome"}
+    assert set(record["initial"]) == {"arrows", "markers"}
+    assert len(record["initial"]["arrows"]) == 8
+    assert record["players"][0]["bot"] is None
+
+
+def test_rules_page_and_healthz(client):
+    page = client.get("/rules/cornmaze/").content.decode()
+    assert "SHA-256" in page and "counter" in page and "visited" in page
+    assert client.get("/rules/nothing/").status_code == 404
+    response = client.get("/healthz")
+    assert response.status_code == 200, response.content
+    assert json.loads(response.content)["ok"] is True
