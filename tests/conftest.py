@@ -49,7 +49,7 @@ def make_cornmaze(
                 clock_choice=clock,
                 seats=plans,
             )
-            for seat in game.seats.filter(user=None, bot=""):
+            for _ in game.seats.filter(user=None, bot=""):
                 services.game_join(game_id=game.pk, user=make_user())
         game.refresh_from_db()
         return game
