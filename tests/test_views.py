@@ -244,3 +244,43 @@ def test_rules_page_and_healthz(client):
     response = client.get("/healthz")
     assert response.status_code == 200, response.content
     assert json.loads(response.content)["ok"] is True
+
+
+def test_the_seed_reaches_nobody_before_the_end(client, make_cornmaze, make_user):
+    game = make_cornmaze(seats=3)
+    services.move_submit(
+        game_id=game.pk,
+        user=seat_user(game, to_move(game)),
+        ply=0,
+        move={"shifts": a_legal_move(game)},
+    )
+    game.refresh_from_db()
+    secret = game.seed_hex
+    viewers = [None, make_user(), *(seat_user(game, i) for i in range(3))]
+    for viewer in viewers:
+        client.logout()
+        if viewer is not None:
+            client.force_login(viewer)
+        for url, extra in [
+            ("/", {}),
+            (f"/games/{game.pk}/", {}),
+            (f"/games/{game.pk}/", HTMX),
+            (f"/games/{game.pk}/?since=0", HTMX),
+            (f"/games/{game.pk}/record.json", {}),
+        ]:
+            body = client.get(url, **extra).content.decode()
+            assert secret not in body and secret.upper() not in body, (viewer, url)
+            assert '"rng"' not in body and "'rng'" not in body
+
+
+def test_admin_lists_games_seats_moves_and_users(admin_client, make_cornmaze):
+    game = make_cornmaze()
+    for url in [
+        "/admin/games/game/",
+        f"/admin/games/game/{game.pk}/change/",
+        "/admin/games/seat/",
+        "/admin/games/move/",
+        "/admin/auth/user/",
+        "/admin/games/profile/",
+    ]:
+        assert admin_client.get(url).status_code == 200, url
