@@ -5,17 +5,15 @@ from __future__ import annotations
 
 import secrets
 
-from django.contrib.auth import get_user_model, login
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth import login
+from django.contrib.auth.models import AnonymousUser, User
 from django.db import IntegrityError, transaction
 from django.http import HttpRequest
 
 from .models import Profile
 
-User = get_user_model()
 
-
-def guest_create() -> AbstractBaseUser:
+def guest_create() -> User:
     for _ in range(20):
         name = f"Guest {secrets.randbelow(99999) + 1}"
         try:
@@ -32,7 +30,7 @@ def guest_create() -> AbstractBaseUser:
     raise RuntimeError("could not find a free guest name")
 
 
-def player_for(request: HttpRequest) -> AbstractBaseUser:
+def player_for(request: HttpRequest) -> User:
     """The signed-in user, or a new guest signed in on this session."""
     user = request.user
     if user.is_authenticated:

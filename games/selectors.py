@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db.models import Prefetch, QuerySet
 
 from . import clock
@@ -41,7 +41,7 @@ class YourGame:
     left: timedelta | None
 
 
-def your_games(user: AbstractBaseUser) -> list[YourGame]:
+def your_games(user: User) -> list[YourGame]:
     """Your open and running games: those where it is your move first, least time left first."""
     if not user.is_authenticated:
         return []

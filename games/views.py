@@ -16,11 +16,12 @@ from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseStopPolling
 
-from . import clock, selectors, services
+from . import clock, notification_views, selectors, services
 from .boards import SEAT_COLOURS, cornmaze_board
 from .engines import ENGINES, get_engine
 from .forms import CornmazeCreateForm, CornmazeMoveForm
 from .guests import player_for
+from .http import HtmxHttpRequest
 from .models import Game, Seat
 from .records import record_build
 
@@ -34,21 +35,22 @@ RESULT_TEXT = {
 
 
 @require_GET
-def lobby(request: HttpRequest) -> HttpResponse:
+def lobby(request: HtmxHttpRequest) -> HttpResponse:
+    your_games = selectors.your_games(request.user)  # type: ignore[arg-type]
     return render(
         request,
         "games/lobby.html",
         {
             "open_games": selectors.open_games(),
             "active_games": selectors.active_games(),
-            "your_games": selectors.your_games(request.user),  # type: ignore[arg-type]
-            "now": clock.now(),
+            "your_games": your_games,
+            "my_game_ids": {row.game.pk for row in your_games},
         },
     )
 
 
 @require_http_methods(["GET", "POST"])
-def game_new(request: HttpRequest, kind: str) -> HttpResponse:
+def game_new(request: HtmxHttpRequest, kind: str) -> HttpResponse:
     if kind not in GAMES:
         raise Http404("No such game.")
     form = CornmazeCreateForm(request.POST or None)
@@ -76,7 +78,9 @@ def game_new(request: HttpRequest, kind: str) -> HttpResponse:
 
 
 @require_GET
-def game_detail(request: HttpRequest, game_id: int) -> HttpResponseBase:
+def game_detail(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
+    # The player has the game open: no "your turn" mail while the page polls.
+    notification_views.game_watched(request, game_id)
     since = request.GET.get("since")
     if request.htmx and since is not None:
         # Polling: one indexed read, and nothing to send unless the game changed.
@@ -92,7 +96,7 @@ def game_detail(request: HttpRequest, game_id: int) -> HttpResponseBase:
 
 
 def _game_response(
-    request: HttpRequest, game_id: int, *, error: str = "", status: int = 200
+    request: HtmxHttpRequest, game_id: int, *, error: str = "", status: int = 200
 ) -> TemplateResponse:
     game = selectors.game_for_page(game_id)
     if game is None:
@@ -153,7 +157,7 @@ def game_context(game: Game, user: Any, *, error: str = "") -> dict[str, Any]:
 
 
 @require_POST
-def game_join(request: HttpRequest, game_id: int) -> HttpResponseBase:
+def game_join(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     user = player_for(request)
     try:
         services.game_join(game_id=game_id, user=user)
@@ -163,7 +167,7 @@ def game_join(request: HttpRequest, game_id: int) -> HttpResponseBase:
 
 
 @require_POST
-def game_move(request: HttpRequest, game_id: int) -> HttpResponseBase:
+def game_move(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     game = Game.objects.filter(pk=game_id).only("kind", "options").first()
     if game is None:
         raise Http404("No such game.")
@@ -176,7 +180,7 @@ def game_move(request: HttpRequest, game_id: int) -> HttpResponseBase:
     try:
         services.move_submit(
             game_id=game_id,
-            user=request.user,  # type: ignore[arg-type]
+            user=request.user,
             ply=form.cleaned_data["ply"],
             move={"shifts": [form.cleaned_data["first"], form.cleaned_data["second"]]},
         )
@@ -186,29 +190,29 @@ def game_move(request: HttpRequest, game_id: int) -> HttpResponseBase:
 
 
 @require_POST
-def game_resign(request: HttpRequest, game_id: int) -> HttpResponseBase:
+def game_resign(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     if not request.user.is_authenticated:
         return _refused(request, game_id, "You have no seat in this game.")
     try:
-        services.game_resign(game_id=game_id, user=request.user)  # type: ignore[arg-type]
+        services.game_resign(game_id=game_id, user=request.user)
     except services.GameError as exc:
         return _refused(request, game_id, str(exc))
     return _after_action(request, game_id)
 
 
-def _after_action(request: HttpRequest, game_id: int) -> HttpResponseBase:
+def _after_action(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     if request.htmx:
         return _game_response(request, game_id)
     return redirect("game", game_id=game_id)
 
 
-def _refused(request: HttpRequest, game_id: int, message: str) -> HttpResponseBase:
+def _refused(request: HtmxHttpRequest, game_id: int, message: str) -> HttpResponseBase:
     # The same page or partial with the reason; status 409 (htmx is configured to swap it).
     return _game_response(request, game_id, error=message, status=409)
 
 
 @require_GET
-def game_record(request: HttpRequest, game_id: int) -> HttpResponse:
+def game_record(request: HtmxHttpRequest, game_id: int) -> HttpResponse:
     game = Game.objects.filter(pk=game_id).first()
     if game is None:
         raise Http404("No such game.")
@@ -222,14 +226,14 @@ def game_record(request: HttpRequest, game_id: int) -> HttpResponse:
 
 
 @require_GET
-def rules(request: HttpRequest, kind: str) -> HttpResponse:
+def rules(request: HtmxHttpRequest, kind: str) -> HttpResponse:
     if kind not in ENGINES:
         raise Http404("No such game.")
     return render(request, f"rules/{kind}.html", {"kind": kind, "title": ENGINES[kind].TITLE})
 
 
 @require_GET
-def healthz(request: HttpRequest) -> HttpResponse:
+def healthz(request: HtmxHttpRequest) -> HttpResponse:
     from mazesite.celery import app
 
     problems = []

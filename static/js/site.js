@@ -36,6 +36,24 @@
     var form = event.target.closest && event.target.closest("#move-form");
     if (form && event.target.name === "first") second(form);
   });
+  // New game: show a seat's choice only for the seats the game will have.
+  function seats(form) {
+    var input = form.querySelector("input[name=seats]");
+    var n = parseInt(input && input.value, 10) || 2;
+    form.querySelectorAll(".seat-choice").forEach(function (label) {
+      label.hidden = parseInt(label.dataset.seat, 10) >= n;
+    });
+    var note = form.querySelector(".seats-note");
+    if (note) note.hidden = true;
+  }
+  document.addEventListener("input", function (event) {
+    var form = event.target.closest && event.target.closest("#new-game");
+    if (form) seats(form);
+  });
+  document.addEventListener("DOMContentLoaded", function () {
+    var form = document.getElementById("new-game");
+    if (form) seats(form);
+  });
   setInterval(tick, 1000);
   document.addEventListener("DOMContentLoaded", tick);
 })();

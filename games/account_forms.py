@@ -1,0 +1,77 @@
+"""Forms for accounts: they read and check input; the services in `accounts` decide."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib.auth import password_validation
+from django.contrib.auth.models import User
+from django.contrib.auth.validators import UnicodeUsernameValidator
+from django.core.exceptions import ValidationError
+
+from .accounts import username_problem
+
+PASSWORD_HINT = "At least 8 characters; not too common, not only digits, not like your name."
+
+
+def _password_field(label: str, hint: str = "") -> forms.CharField:
+    return forms.CharField(
+        label=label,
+        strip=False,
+        help_text=hint,
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+    )
+
+
+class SignupForm(forms.Form):
+    username = forms.CharField(
+        max_length=150,
+        validators=[UnicodeUsernameValidator()],
+        help_text="The name other players see. Letters, digits and @ . + - _ only.",
+        widget=forms.TextInput(attrs={"autocomplete": "username", "autocapitalize": "none"}),
+    )
+    email = forms.EmailField(
+        required=False,
+        help_text="Optional: for reminders when it is your turn, and to reset a lost password.",
+        widget=forms.EmailInput(attrs={"autocomplete": "email"}),
+    )
+    password1 = _password_field("Password", PASSWORD_HINT)
+    password2 = _password_field("Password again")
+
+    def clean_username(self) -> str:
+        username: str = self.cleaned_data["username"]
+        problem = username_problem(username)
+        if problem:
+            raise ValidationError(problem)
+        return username
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        password1, password2 = cleaned.get("password1"), cleaned.get("password2")
+        if password1 and password2 and password1 != password2:
+            self.add_error("password2", "The two passwords differ. Type the same one twice.")
+        elif password1:
+            # Compared with the name and address being chosen, not the ones the user has now.
+            candidate = User(username=cleaned.get("username", ""), email=cleaned.get("email", ""))
+            try:
+                password_validation.validate_password(password1, candidate)
+            except ValidationError as error:
+                self.add_error("password1", error)
+        return cleaned
+
+
+class ClaimForm(SignupForm):
+    pass
+
+
+class EmailForm(forms.Form):
+    email = forms.EmailField(
+        label="Email address",
+        widget=forms.EmailInput(attrs={"autocomplete": "email"}),
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # The account page shows this form beside the claim form, which has an email field too.
+        kwargs.setdefault("auto_id", "id_address_%s")
+        super().__init__(*args, **kwargs)

@@ -1,0 +1,205 @@
+"""Account pages: sign up, the account page, claiming a guest account, the private link that
+brings a guest back, email addresses. Sign in, sign out and passwords are Django's views with
+our templates (see `account_urls`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth import login, update_session_auth_hash
+from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import AnonymousUser, User
+from django.forms import Form
+from django.http import HttpRequest, HttpResponse, HttpResponseBase
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from . import accounts
+from .account_forms import ClaimForm, EmailForm, SignupForm
+from .accounts import AccountError
+
+
+@require_http_methods(["GET", "POST"])
+def signup(request: HttpRequest) -> HttpResponse:
+    if request.user.is_authenticated:
+        # A guest who signed up afresh would leave its games behind: it should claim instead.
+        status = 400 if request.method == "POST" else 200
+        return render(request, "accounts/signup.html", {"form": None}, status=status)
+    form = SignupForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            user = accounts.account_create(
+                username=form.cleaned_data["username"],
+                password=form.cleaned_data["password1"],
+                email=form.cleaned_data["email"],
+            )
+        except AccountError as exc:
+            form.add_error(exc.field, str(exc))
+        else:
+            login(request, user, backend=accounts.AUTH_BACKEND)
+            messages.success(request, f"Welcome, {user.username}. Your account is ready.")
+            if user.email:
+                _verification_sent(request, user.email)
+            return redirect("lobby")
+    status = 400 if request.method == "POST" else 200
+    return render(request, "accounts/signup.html", {"form": form}, status=status)
+
+
+@require_GET
+@login_required
+def account(request: HttpRequest) -> HttpResponse:
+    return _account_page(request)
+
+
+@require_POST
+@login_required
+def guest_claim(request: HttpRequest) -> HttpResponse:
+    user = _signed_in(request)
+    if not accounts.profile_for(user).is_guest:
+        messages.error(request, "This account is already registered; there is nothing to claim.")
+        return redirect("account")
+    form = ClaimForm(request.POST)
+    if form.is_valid():
+        try:
+            claimed = accounts.guest_claim(
+                user=user,
+                username=form.cleaned_data["username"],
+                password=form.cleaned_data["password1"],
+                email=form.cleaned_data["email"],
+            )
+        except AccountError as exc:
+            form.add_error(exc.field, str(exc))
+        else:
+            # The new password changes the session hash: keep this browser signed in.
+            update_session_auth_hash(request, claimed)
+            messages.success(
+                request,
+                f"The account is yours, {claimed.username}. From now on, sign in with that name "
+                "and your password.",
+            )
+            if claimed.email:
+                _verification_sent(request, claimed.email)
+            return redirect("account")
+    return _account_page(request, claim_form=form, status=400)
+
+
+@require_POST
+@login_required
+def email_change(request: HttpRequest) -> HttpResponse:
+    user = _signed_in(request)
+    form = EmailForm(request.POST)
+    if form.is_valid():
+        try:
+            accounts.email_address_set(user=user, email=form.cleaned_data["email"])
+        except AccountError as exc:
+            form.add_error(exc.field, str(exc))
+        else:
+            if accounts.profile_for(user).email_verified:
+                messages.info(request, f"{user.email} is your address already, and verified.")
+            else:
+                _verification_sent(request, user.email)
+            return redirect("account")
+    return _account_page(request, email_form=form, status=400)
+
+
+@require_POST
+@login_required
+def email_verify_resend(request: HttpRequest) -> HttpResponse:
+    user = _signed_in(request)
+    if accounts.profile_for(user).email_verified:
+        messages.info(request, "Your address is verified already.")
+        return redirect("account")
+    try:
+        accounts.email_verification_request(user=user)
+    except AccountError as exc:
+        messages.error(request, str(exc))
+    else:
+        _verification_sent(request, user.email)
+    return redirect("account")
+
+
+@require_GET
+def email_verify(request: HttpRequest, token: str) -> HttpResponse:
+    # A GET may write here: the link proves the mail arrived, and opening it twice is harmless.
+    try:
+        user = accounts.email_verify(token=token)
+    except AccountError as exc:
+        return render(request, "accounts/email_verify.html", {"error": str(exc)}, status=400)
+    return render(request, "accounts/email_verify.html", {"verified_email": user.email})
+
+
+@require_http_methods(["GET", "POST"])
+def guest_return(request: HttpRequest, key: str) -> HttpResponse:
+    # GET only asks: a link preview or a prefetch must not sign anyone in.
+    guest = accounts.guest_for_key(key)
+    if guest is None:
+        return render(request, "accounts/guest_link_invalid.html", status=404)
+    if request.method == "POST":
+        try:
+            accounts.guest_link_login(request=request, key=key)
+        except AccountError:
+            return render(request, "accounts/guest_link_invalid.html", status=404)
+        messages.success(request, f"Welcome back, {guest.username}. Here are your games.")
+        return redirect("lobby")
+    current = request.user if isinstance(request.user, User) else None
+    return render(
+        request,
+        "accounts/guest_return.html",
+        {
+            "guest": guest,
+            "already": current is not None and current.pk == guest.pk,
+            "current_is_guest": current is not None and accounts.profile_for(current).is_guest,
+        },
+    )
+
+
+class PasswordChangeView(auth_views.PasswordChangeView):
+    """A guest has no password to change: it sets one by claiming the account."""
+
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        user = request.user
+        if isinstance(user, User) and accounts.profile_for(user).is_guest:
+            messages.info(request, "A guest account has no password yet: claim it to set one.")
+            return redirect("account")
+        return super().dispatch(request, *args, **kwargs)
+
+
+class PasswordResetView(auth_views.PasswordResetView):
+    @property
+    def extra_email_context(self) -> dict[str, Any]:  # type: ignore[override]
+        # Links in mail use the site's public address, like every other mail the site sends.
+        return {"site_url": settings.SITE_URL}
+
+
+def _account_page(
+    request: HttpRequest,
+    *,
+    claim_form: Form | None = None,
+    email_form: Form | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    user = _signed_in(request)
+    profile = accounts.profile_for(user)
+    link_path = accounts.guest_link_path(user)
+    context = {
+        "profile": profile,
+        "is_guest": profile.is_guest,
+        "private_link": request.build_absolute_uri(link_path) if link_path else None,
+        "claim_form": claim_form or ClaimForm(),
+        "email_form": email_form or EmailForm(initial={"email": user.email}),
+        "has_password": user.has_usable_password(),
+    }
+    return render(request, "accounts/account.html", context, status=status)
+
+
+def _signed_in(request: HttpRequest) -> User:
+    user = request.user
+    assert not isinstance(user, AnonymousUser), "behind login_required"
+    return user
+
+
+def _verification_sent(request: HttpRequest, email: str) -> None:
+    messages.info(request, f"We sent a link to {email}. Open it to confirm the address is yours.")

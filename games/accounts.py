@@ -1,0 +1,229 @@
+"""Accounts: sign up, come back as a guest, claim a guest account, email addresses and their
+verification. Every write to a user or a profile goes through here; views parse forms and call
+these, and an `AccountError` carries the sentence to show."""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from django.conf import settings
+from django.contrib.auth import login
+from django.contrib.auth.models import BaseUserManager, User
+from django.core import signing
+from django.core.mail import EmailMultiAlternatives
+from django.db import IntegrityError, transaction
+from django.http import HttpRequest
+from django.template.loader import render_to_string
+from django.urls import reverse
+
+from .models import Profile
+
+logger = logging.getLogger(__name__)
+
+AUTH_BACKEND = "django.contrib.auth.backends.ModelBackend"
+EMAIL_VERIFY_SALT = "mazesite.accounts.email_verify"
+EMAIL_VERIFY_MAX_AGE = timedelta(days=7)
+# Guests are named `Guest NNNNN`; a registered name that looked like one would mislead players.
+RESERVED_PREFIX = "guest"
+USERNAME_TAKEN = "That username is taken. Choose another."
+
+
+class AccountError(Exception):
+    """A change the site refuses. `str(exc)` is a sentence for the person; `field` names the
+    form field it belongs to, or None for the form as a whole."""
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+# Reads
+
+
+def profile_for(user: User) -> Profile:
+    """The user's profile. Users made by `createsuperuser` or the admin have none yet."""
+    profile, _ = Profile.objects.get_or_create(user=user)
+    return profile
+
+
+def username_problem(username: str, *, exclude_pk: int | None = None) -> str | None:
+    """Why a username cannot be had, or None if it can. Names are unique ignoring case."""
+    if username.lower().startswith(RESERVED_PREFIX):
+        return "Names starting with “Guest” are kept for guests. Choose another."
+    taken = User.objects.filter(username__iexact=username)
+    if exclude_pk is not None:
+        taken = taken.exclude(pk=exclude_pk)
+    if taken.exists():
+        return USERNAME_TAKEN
+    return None
+
+
+def guest_for_key(key: str) -> User | None:
+    """The guest whose private link holds `key`, or None if no guest has it (any more)."""
+    if not key:
+        return None
+    profile = (
+        Profile.objects.select_related("user")
+        .filter(is_guest=True, guest_key=key, user__is_active=True)
+        .first()
+    )
+    return profile.user if profile else None
+
+
+def guest_link_path(user: User) -> str | None:
+    """The path of a guest's private link, or None for a registered user."""
+    profile = profile_for(user)
+    if not profile.is_guest or not profile.guest_key:
+        return None
+    return reverse("guest_return", args=[profile.guest_key])
+
+
+# Writes
+
+
+def account_create(*, username: str, password: str, email: str) -> User:
+    """A registered user with a profile; an email address, if given, is sent a link to verify."""
+    with transaction.atomic():
+        _username_check(username, exclude_pk=None)
+        try:
+            with transaction.atomic():
+                user = User.objects.create_user(username=username, password=password)
+        except IntegrityError:
+            raise AccountError(USERNAME_TAKEN, field="username") from None
+        Profile.objects.create(user=user, is_guest=False)
+        if email:
+            email_address_set(user=user, email=email)
+    return user
+
+
+def guest_claim(*, user: User, username: str, password: str, email: str) -> User:
+    """Turn a guest into a registered user: the same row, so every seat and game stays its own.
+    The private link stops working. Returns the updated user (the caller's object is left as it
+    was, so a refusal changes nothing anywhere)."""
+    with transaction.atomic():
+        locked = User.objects.select_for_update().get(pk=user.pk)
+        profile = Profile.objects.select_for_update().filter(user=locked).first()
+        if profile is None or not profile.is_guest:
+            raise AccountError("This account is already registered; there is nothing to claim.")
+        _username_check(username, exclude_pk=locked.pk)
+        locked.username = username
+        locked.set_password(password)
+        try:
+            with transaction.atomic():
+                locked.save(update_fields=["username", "password"])
+        except IntegrityError:
+            raise AccountError(USERNAME_TAKEN, field="username") from None
+        profile.is_guest = False
+        profile.guest_key = ""
+        profile.save(update_fields=["is_guest", "guest_key"])
+        if email:
+            email_address_set(user=locked, email=email)
+    return locked
+
+
+def guest_link_login(*, request: HttpRequest, key: str) -> User:
+    """Sign this browser in as the guest whose private link holds `key`."""
+    guest = guest_for_key(key)
+    if guest is None:
+        raise AccountError(
+            "This private link does not work any more: the guest account was claimed, "
+            "or the link was mistyped."
+        )
+    login(request, guest, backend=AUTH_BACKEND)
+    return guest
+
+
+def email_address_set(*, user: User, email: str) -> None:
+    """Store a new, unverified address and send it a link to verify. Setting the address it
+    already has only sends the link again, unless it is verified already."""
+    email = BaseUserManager.normalize_email(email.strip())
+    if not email:
+        raise AccountError("Enter an email address.", field="email")
+    with transaction.atomic():
+        locked = User.objects.select_for_update().get(pk=user.pk)
+        profile = profile_for(locked)
+        if locked.email == email and profile.email_verified:
+            return
+        if locked.email != email:
+            locked.email = email
+            locked.save(update_fields=["email"])
+            profile.email_verified = False
+            profile.save(update_fields=["email_verified"])
+        email_verification_request(user=locked)
+    user.email = email
+
+
+def email_verification_request(*, user: User) -> None:
+    """Send the user's current, unverified address a link to verify it, once the transaction
+    that set it has committed. A failing mail server is logged, not shown: the person can ask
+    for the link again from the account page."""
+    if not user.email:
+        raise AccountError("There is no email address to verify.", field="email")
+    user_id, email = user.pk, user.email
+    transaction.on_commit(
+        lambda: email_verification_send(user_id=user_id, email=email), robust=True
+    )
+
+
+def email_verification_send(*, user_id: int, email: str) -> None:
+    user = User.objects.filter(pk=user_id).first()
+    if user is None or user.email != email:
+        return  # the address changed since; a link for it would be refused anyway
+    token = email_verify_token(user=user)
+    context = {
+        "user": user,
+        "email": email,
+        "link": settings.SITE_URL + reverse("email_verify", args=[token]),
+        "days": EMAIL_VERIFY_MAX_AGE.days,
+        "site_url": settings.SITE_URL,
+    }
+    subject = " ".join(render_to_string("emails/verify_email_subject.txt", context).split())
+    message = EmailMultiAlternatives(
+        subject, render_to_string("emails/verify_email_body.txt", context), to=[email]
+    )
+    html = render_to_string("emails/verify_email_body.html", context)
+    message.attach_alternative(html, "text/html")
+    message.send()
+
+
+def email_verify_token(*, user: User) -> str:
+    """A signed, dated token naming the user and the address; no database row needed. It is
+    good only while the user still has that address."""
+    return signing.dumps({"u": user.pk, "e": user.email}, salt=EMAIL_VERIFY_SALT, compress=True)
+
+
+def email_verify(*, token: str) -> User:
+    """Mark the address in `token` as verified, if the token is genuine, recent and the user
+    still has that address. Opening the link twice is fine."""
+    try:
+        data = signing.loads(token, salt=EMAIL_VERIFY_SALT, max_age=EMAIL_VERIFY_MAX_AGE)
+    except signing.SignatureExpired:
+        raise AccountError(
+            "This link has expired. Ask for a new one from your account page."
+        ) from None
+    except signing.BadSignature:
+        raise AccountError(
+            "This link is not valid. Copy the whole link from the email, "
+            "or ask for a new one from your account page."
+        ) from None
+    if not isinstance(data, dict) or not isinstance(data.get("u"), int):
+        raise AccountError("This link is not valid.")
+    with transaction.atomic():
+        user = User.objects.select_for_update().filter(pk=data["u"]).first()
+        if user is None or not user.email or user.email != data.get("e"):
+            raise AccountError(
+                "This link is for an address the account no longer has. "
+                "Ask for a new one from your account page."
+            )
+        profile = profile_for(user)
+        if not profile.email_verified:
+            profile.email_verified = True
+            profile.save(update_fields=["email_verified"])
+    return user
+
+
+def _username_check(username: str, *, exclude_pk: int | None) -> None:
+    problem = username_problem(username, exclude_pk=exclude_pk)
+    if problem:
+        raise AccountError(problem, field="username")

@@ -1,0 +1,83 @@
+"""Playwright fixtures for browser tests: one headless Chromium per test session, and a
+`new_page` factory that opens a fresh browser context (its own cookies: another person) per call,
+on pytest-django's live server. When a test fails, every page it opened is saved as a screenshot
+in test-artifacts/."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from collections.abc import Callable, Generator, Iterator
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+# Playwright's sync API runs an event loop in the test thread; Django's ORM must still be usable.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+playwright_sync = pytest.importorskip("playwright.sync_api")
+
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+ARTIFACTS = Path(settings.BASE_DIR) / "test-artifacts"
+TIMEOUT_MS = 10_000
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    # Kept on the item so that fixtures can tell, at teardown, whether the test failed.
+    report = yield
+    setattr(item, f"report_{report.when}", report)
+    return report
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[playwright_sync.Browser]:
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no Chromium at {CHROMIUM} (set CHROMIUM to its path)")
+    with playwright_sync.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def new_page(
+    browser: playwright_sync.Browser,
+    live_server,
+    transactional_db: None,
+    request: pytest.FixtureRequest,
+) -> Iterator[Callable[[], playwright_sync.Page]]:
+    """Call it for a page in a new browser context; `page.goto("/path")` is on the live server."""
+    contexts: list[playwright_sync.BrowserContext] = []
+
+    def make() -> playwright_sync.Page:
+        context = browser.new_context(base_url=live_server.url)
+        context.set_default_timeout(TIMEOUT_MS)
+        contexts.append(context)
+        return context.new_page()
+
+    yield make
+
+    report = getattr(request.node, "report_call", None)
+    if report is not None and report.failed:
+        ARTIFACTS.mkdir(exist_ok=True)
+        name = re.sub(r"[^\w.-]+", "_", request.node.nodeid.split("::", 1)[-1])
+        for i, context in enumerate(contexts):
+            for j, page in enumerate(context.pages):
+                # A page that is gone has nothing to show.
+                with contextlib.suppress(playwright_sync.Error):
+                    page.screenshot(path=ARTIFACTS / f"{name}-{i}-{j}.png", full_page=True)
+    for context in contexts:
+        context.close()

@@ -1,0 +1,91 @@
+"""Accounts in a real browser: sign up, out and in; a guest comes back through its private link
+in another browser and claims the account."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.urls import reverse
+from playwright.sync_api import Page, expect
+
+from games.guests import guest_create
+
+pytestmark = pytest.mark.browser
+
+PASSWORD = "correct horse battery"
+ARTIFACTS = Path(settings.BASE_DIR) / "test-artifacts"
+
+
+def test_sign_up_sign_out_and_sign_in_again(new_page: Callable[[], Page]) -> None:
+    page = new_page()
+    page.goto("/")
+    page.get_by_role("link", name="Sign up").click()
+
+    page.locator("#id_username").fill("ariadne")
+    page.locator("#id_password1").fill(PASSWORD)
+    page.locator("#id_password2").fill(PASSWORD)
+    page.get_by_role("button", name="Sign up").click()
+
+    expect(page).to_have_url(re.compile(r"^http://[^/]+/$"))  # the lobby
+    expect(page.locator("header .whoami")).to_have_text("ariadne")
+    expect(page.locator("header").get_by_role("link", name="Your account")).to_be_visible()
+
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.locator("header .whoami")).to_have_count(0)
+
+    page.locator("header").get_by_role("link", name="Sign in").click()
+    page.locator("#id_username").fill("ariadne")
+    page.locator("#id_password").fill("not the password")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.locator(".error").first).to_be_visible()
+    page.locator("#id_password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+
+    expect(page.locator("header .whoami")).to_have_text("ariadne")
+
+
+def test_guest_comes_back_by_private_link_and_claims(new_page: Callable[[], Page]) -> None:
+    guest = guest_create()
+    name = guest.get_username()
+    link = reverse("guest_return", args=[guest.profile.guest_key])  # type: ignore[attr-defined]
+
+    # Another browser: opening the link only asks.
+    page = new_page()
+    page.goto(link)
+    expect(page.get_by_role("heading", level=1)).to_have_text(f"Continue as {name}")
+    expect(page.locator("header .whoami")).to_have_count(0)
+    page.get_by_role("button", name=f"Continue as {name}").click()
+    expect(page.locator("header .whoami")).to_have_text(name)
+
+    page.locator("header").get_by_role("link", name="Guest account: claim it").click()
+    expect(page.locator("#guest-link")).to_have_value(page.url.split("/accounts")[0] + link)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=ARTIFACTS / "account-guest.png", full_page=True)
+
+    claim = page.locator("#claim-form")
+    claim.locator("#id_username").fill("Theseus")
+    claim.locator("#id_email").fill("theseus@example.com")
+    claim.locator("#id_password1").fill(PASSWORD)
+    claim.locator("#id_password2").fill(PASSWORD + " typo")
+    claim.get_by_role("button", name="Claim the account").click()
+    expect(page.locator("#claim-form .error")).to_contain_text("The two passwords differ")
+    expect(page.locator("header .whoami")).to_have_text(name)
+
+    claim.locator("#id_password1").fill(PASSWORD)
+    claim.locator("#id_password2").fill(PASSWORD)
+    claim.get_by_role("button", name="Claim the account").click()
+
+    expect(page.locator("header .whoami")).to_have_text("Theseus")
+    expect(page.locator("#account-email")).to_contain_text("theseus@example.com")
+    expect(page.locator("#account-email")).to_contain_text("not verified yet")
+    page.screenshot(path=ARTIFACTS / "account-registered.png", full_page=True)
+
+    # The private link is dead now, for anyone.
+    other = new_page()
+    response = other.goto(link)
+    assert response is not None and response.status == 404
+    expect(other.get_by_role("heading", level=1)).to_have_text("This link does not work")

@@ -1,0 +1,590 @@
+"""Accounts: sign up, sign in and out, password reset, guests and their private link, claiming
+a guest account, email addresses and their verification."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+import pytest
+import time_machine
+from django.conf import settings
+from django.contrib.auth import SESSION_KEY
+from django.contrib.auth.models import AnonymousUser, User
+from django.contrib.sessions.middleware import SessionMiddleware
+from django.core import mail, signing
+from django.test import Client, RequestFactory
+from django.urls import reverse
+
+from games import accounts
+from games.guests import guest_create, player_for
+from games.models import Game, Profile, Seat
+
+pytestmark = pytest.mark.django_db
+
+PASSWORD = "correct horse battery"
+
+
+def signed_in_pk(client: Client) -> int | None:
+    value = client.session.get(SESSION_KEY)
+    return int(value) if value is not None else None
+
+
+def link_in(message: mail.EmailMessage, name: str) -> str:
+    """The path of the first link to the url `name` in a mail's text."""
+    prefix = reverse(name, kwargs=_LINK_KWARGS[name]).split("PLACEHOLDER")[0]
+    match = re.search(re.escape(settings.SITE_URL + prefix) + r"\S+", message.body)
+    assert match, message.body
+    return match.group(0).removeprefix(settings.SITE_URL)
+
+
+_LINK_KWARGS = {
+    "email_verify": {"token": "PLACEHOLDER"},
+    "password_reset_confirm": {"uidb64": "PLACEHOLDER", "token": "x"},
+}
+
+
+def guest_client(guest: User) -> Client:
+    client = Client()
+    client.force_login(guest)
+    return client
+
+
+def claim_data(**overrides: str) -> dict[str, str]:
+    return {
+        "username": "Theseus",
+        "email": "",
+        "password1": PASSWORD,
+        "password2": PASSWORD,
+        **overrides,
+    }
+
+
+# Sign up
+
+
+def test_signup_creates_a_registered_user_and_signs_in(client: Client) -> None:
+    response = client.post(reverse("signup"), claim_data(username="ariadne"))
+
+    assert response.status_code == 302
+    assert response.url == reverse("lobby")
+    user = User.objects.get(username="ariadne")
+    assert user.check_password(PASSWORD)
+    assert user.profile.is_guest is False
+    assert user.profile.guest_key == ""
+    assert signed_in_pk(client) == user.pk
+    page = client.get(reverse("account"))
+    assert page.status_code == 200
+    assert b"Your account" in page.content
+    assert b"ariadne" in page.content
+
+
+def test_signup_with_email_sends_a_verification_mail(
+    client: Client, mailoutbox: list[mail.EmailMessage], django_capture_on_commit_callbacks
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(reverse("signup"), claim_data(username="ariadne", email="ari@example.com"))
+
+    user = User.objects.get(username="ariadne")
+    assert user.email == "ari@example.com"
+    assert user.profile.email_verified is False
+    (message,) = mailoutbox
+    assert message.to == ["ari@example.com"]
+
+
+@pytest.mark.parametrize(
+    ("data", "error"),
+    [
+        (claim_data(username="MINOS"), b"That username is taken"),
+        (claim_data(password2="something else"), b"The two passwords differ"),
+        (claim_data(password1="123", password2="123"), b"too short"),
+        (claim_data(username="guest42"), b"kept for guests"),
+        (claim_data(username="has space"), b"Enter a valid username"),
+        (claim_data(username=""), b"This field is required"),
+    ],
+)
+def test_signup_refuses_bad_input_and_creates_nobody(
+    client: Client, make_user, data: dict[str, str], error: bytes
+) -> None:
+    make_user("minos")
+    before = User.objects.count()
+
+    response = client.post(reverse("signup"), data)
+
+    assert response.status_code == 400
+    assert error in response.content
+    assert User.objects.count() == before
+    assert signed_in_pk(client) is None
+
+
+def test_signup_tells_a_guest_to_claim_instead() -> None:
+    guest = guest_create()
+    client = guest_client(guest)
+
+    page = client.get(reverse("signup"))
+    assert reverse("account").encode() + b"#claim" in page.content
+    assert b'name="password1"' not in page.content
+
+    before = User.objects.count()
+    response = client.post(reverse("signup"), claim_data())
+    assert response.status_code == 400
+    assert User.objects.count() == before
+    assert signed_in_pk(client) == guest.pk
+
+
+# Sign in and out
+
+
+def test_sign_in_and_out(client: Client, make_user) -> None:
+    user = make_user("minos", password=PASSWORD)
+    assert b'name="username"' in client.get(reverse("login")).content
+
+    refused = client.post(reverse("login"), {"username": "minos", "password": "wrong"})
+    assert refused.status_code == 200
+    assert b"Please enter a correct username and password" in refused.content
+    assert signed_in_pk(client) is None
+
+    response = client.post(reverse("login"), {"username": "minos", "password": PASSWORD})
+    assert response.status_code == 302
+    assert response.url == reverse("lobby")
+    assert signed_in_pk(client) == user.pk
+
+    # Signing out is a POST: a link or a prefetch must not sign anyone out.
+    assert client.get(reverse("logout")).status_code == 405
+    assert signed_in_pk(client) == user.pk
+    response = client.post(reverse("logout"))
+    assert response.status_code == 302
+    assert signed_in_pk(client) is None
+
+
+def test_header_links_to_the_account_page(client: Client, make_user) -> None:
+    client.force_login(make_user("minos"))
+    page = client.get(reverse("password_change")).content.decode()
+    assert f'href="{reverse("account")}"' in page
+    assert "Your account" in page
+    assert f'action="{reverse("logout")}"' in page
+
+    guest_page = guest_client(guest_create()).get(reverse("account")).content.decode()
+    assert "Guest account: claim it" in guest_page
+
+
+def test_account_page_needs_sign_in(client: Client) -> None:
+    response = client.get(reverse("account"))
+    assert response.status_code == 302
+    assert response.url.startswith(reverse("login"))
+
+
+def test_account_page_for_a_user_without_profile(client: Client) -> None:
+    admin = User.objects.create_superuser("admin", "admin@example.com", PASSWORD)
+    assert not Profile.objects.filter(user=admin).exists()
+    client.force_login(admin)
+
+    page = client.get(reverse("account"))
+
+    assert page.status_code == 200
+    assert b"admin@example.com" in page.content
+    assert b"not verified yet" in page.content
+    assert Profile.objects.get(user=admin).is_guest is False
+
+
+# Password reset and change
+
+
+def test_password_reset_by_email(
+    client: Client, make_user, mailoutbox: list[mail.EmailMessage]
+) -> None:
+    user = make_user("minos", password="the old password")
+    user.email = "minos@example.com"
+    user.save()
+
+    response = client.post(reverse("password_reset"), {"email": "minos@example.com"})
+    assert response.status_code == 302
+    assert response.url == reverse("password_reset_done")
+    (message,) = mailoutbox
+    assert message.to == ["minos@example.com"]
+    assert "minos" in message.body
+    link = link_in(message, "password_reset_confirm")
+
+    # The link redirects to a URL without the token, which shows the form.
+    form_page = client.get(link, follow=True)
+    assert b'name="new_password1"' in form_page.content
+    response = client.post(
+        form_page.redirect_chain[-1][0],
+        {"new_password1": "a brand new secret", "new_password2": "a brand new secret"},
+    )
+    assert response.status_code == 302
+    assert response.url == reverse("password_reset_complete")
+    user.refresh_from_db()
+    assert user.check_password("a brand new secret")
+
+    # Used once, the link is dead.
+    dead = client.get(link, follow=True)
+    assert b"This link does not work" in dead.content
+
+
+def test_password_reset_for_an_unknown_address_sends_nothing(
+    client: Client, mailoutbox: list[mail.EmailMessage]
+) -> None:
+    response = client.post(reverse("password_reset"), {"email": "nobody@example.com"})
+    assert response.status_code == 302
+    assert mailoutbox == []
+
+
+def test_password_change(client: Client, make_user) -> None:
+    user = make_user("minos", password=PASSWORD)
+    client.force_login(user)
+
+    response = client.post(
+        reverse("password_change"),
+        {
+            "old_password": PASSWORD,
+            "new_password1": "a brand new secret",
+            "new_password2": "a brand new secret",
+        },
+    )
+
+    assert response.status_code == 302
+    user.refresh_from_db()
+    assert user.check_password("a brand new secret")
+    assert signed_in_pk(client) == user.pk
+
+
+def test_a_guest_has_no_password_to_change() -> None:
+    client = guest_client(guest_create())
+    response = client.get(reverse("password_change"))
+    assert response.status_code == 302
+    assert response.url == reverse("account")
+
+
+# Guests
+
+
+def test_player_for_makes_a_guest_once_per_session(rf: RequestFactory) -> None:
+    request = rf.post("/new/cornmaze/")
+    SessionMiddleware(lambda r: None).process_request(request)  # type: ignore[arg-type,return-value]
+    request.user = AnonymousUser()
+
+    guest = player_for(request)
+
+    assert guest.get_username().startswith("Guest ")
+    assert not guest.has_usable_password()
+    profile = Profile.objects.get(user=guest)
+    assert profile.is_guest
+    assert len(profile.guest_key) >= 32
+    assert request.session[SESSION_KEY] == str(guest.pk)
+    assert player_for(request) == guest
+    assert User.objects.count() == 1
+
+
+def test_guest_account_page_shows_the_private_link() -> None:
+    guest = guest_create()
+
+    page = guest_client(guest).get(reverse("account"))
+
+    key = guest.profile.guest_key
+    assert f"http://testserver/accounts/guest/{key}/".encode() in page.content
+    assert b'id="claim-form"' in page.content
+    assert b'id="email-form"' in page.content
+
+
+def test_private_link_brings_the_guest_back_in_another_browser() -> None:
+    guest = guest_create()
+    link = reverse("guest_return", args=[guest.profile.guest_key])
+    other = Client()
+
+    page = other.get(link)
+    assert page.status_code == 200
+    assert guest.get_username().encode() in page.content
+    assert signed_in_pk(other) is None  # a GET, such as a link preview, signs nobody in
+
+    response = other.post(link)
+    assert response.status_code == 302
+    assert response.url == reverse("lobby")
+    assert signed_in_pk(other) == guest.pk
+
+
+def test_private_link_warns_who_is_signed_in_now() -> None:
+    first, second = guest_create(), guest_create()
+    client = guest_client(first)
+
+    page = client.get(reverse("guest_return", args=[second.profile.guest_key]))
+
+    assert b"signs you out of it" in page.content
+    assert b"That is a guest account too" in page.content
+    client.post(reverse("guest_return", args=[second.profile.guest_key]))
+    assert signed_in_pk(client) == second.pk
+
+
+@pytest.mark.parametrize("method", ["get", "post"])
+def test_a_wrong_private_link_is_not_found(client: Client, make_user, method: str) -> None:
+    guest_create()
+    make_user("minos")  # registered users have an empty key, which must match nothing
+
+    response = getattr(client, method)(reverse("guest_return", args=["not-a-real-key"]))
+
+    assert response.status_code == 404
+    assert b"This private link does not lead to a guest account" in response.content
+    assert signed_in_pk(client) is None
+
+
+# Claiming a guest account
+
+
+def make_game_with_seat(user: User) -> Seat:
+    game = Game.objects.create(kind="cornmaze", seed=b"x" * 32, seed_sha256="0" * 64)
+    return Seat.objects.create(game=game, index=0, user=user)
+
+
+def test_claim_keeps_the_user_and_its_seats(
+    mailoutbox: list[mail.EmailMessage], django_capture_on_commit_callbacks
+) -> None:
+    guest = guest_create()
+    seat = make_game_with_seat(guest)
+    old_link = reverse("guest_return", args=[guest.profile.guest_key])
+    client = guest_client(guest)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("guest_claim"), claim_data(email="th@example.com"))
+
+    assert response.status_code == 302
+    assert response.url == reverse("account")
+    claimed = User.objects.get(pk=guest.pk)
+    assert claimed.username == "Theseus"
+    assert claimed.check_password(PASSWORD)
+    assert claimed.email == "th@example.com"
+    assert claimed.profile.is_guest is False
+    assert claimed.profile.guest_key == ""
+    assert list(Seat.objects.filter(user=claimed)) == [seat]
+    assert User.objects.count() == 1
+    (message,) = mailoutbox
+    assert message.to == ["th@example.com"]
+
+    # Still signed in here, although the password changed; the header has the new name.
+    page = client.get(reverse("account"))
+    assert page.status_code == 200
+    assert b"Theseus" in page.content
+    assert b"Your account" in page.content
+
+    # The old private link no longer works, anywhere.
+    other = Client()
+    assert other.get(old_link).status_code == 404
+    assert other.post(old_link).status_code == 404
+    assert signed_in_pk(other) is None
+
+    # Signing in with the chosen name and password does.
+    other.post(reverse("login"), {"username": "Theseus", "password": PASSWORD})
+    assert signed_in_pk(other) == guest.pk
+
+
+@pytest.mark.parametrize(
+    ("data", "error"),
+    [
+        (claim_data(username="minos"), b"That username is taken"),
+        (claim_data(password2="something else"), b"The two passwords differ"),
+        (claim_data(email="not an address"), b"Enter a valid email address"),
+    ],
+)
+def test_a_refused_claim_changes_nothing(
+    make_user, mailoutbox: list[mail.EmailMessage], data: dict[str, str], error: bytes
+) -> None:
+    make_user("Minos")
+    guest = guest_create()
+    key = guest.profile.guest_key
+    client = guest_client(guest)
+
+    response = client.post(reverse("guest_claim"), data)
+
+    assert response.status_code == 400
+    assert error in response.content
+    # The page still shows the guest, under its old name.
+    assert guest.get_username().encode() in response.content
+    after = User.objects.get(pk=guest.pk)
+    assert after.username == guest.get_username()
+    assert not after.has_usable_password()
+    assert after.email == ""
+    assert after.profile.is_guest
+    assert after.profile.guest_key == key
+    assert mailoutbox == []
+
+
+def test_claim_service_refuses_a_taken_name_and_changes_nothing(make_user) -> None:
+    make_user("minos")
+    guest = guest_create()
+    name = guest.get_username()
+
+    with pytest.raises(accounts.AccountError, match="taken") as caught:
+        accounts.guest_claim(user=guest, username="MINOS", password=PASSWORD, email="")
+
+    assert caught.value.field == "username"
+    assert guest.get_username() == name
+    guest.refresh_from_db()
+    assert guest.get_username() == name
+    assert guest.profile.is_guest
+
+
+def test_a_registered_user_has_nothing_to_claim(client: Client, make_user) -> None:
+    user = make_user("minos", password=PASSWORD)
+    client.force_login(user)
+
+    response = client.post(reverse("guest_claim"), claim_data(), follow=True)
+
+    assert b"nothing to claim" in response.content
+    with pytest.raises(accounts.AccountError, match="nothing to claim"):
+        accounts.guest_claim(user=user, username="Theseus", password=PASSWORD, email="")
+    user.refresh_from_db()
+    assert user.username == "minos"
+
+
+# Email addresses
+
+
+def test_a_guest_adds_an_email_and_verifies_it(
+    mailoutbox: list[mail.EmailMessage], django_capture_on_commit_callbacks
+) -> None:
+    guest = guest_create()
+    client = guest_client(guest)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("email_change"), {"email": "g@Example.COM"})
+
+    assert response.status_code == 302
+    guest.refresh_from_db()
+    assert guest.email == "g@example.com"
+    assert guest.profile.is_guest  # adding an address does not claim the account
+    assert guest.profile.email_verified is False
+    (message,) = mailoutbox
+    assert message.to == ["g@example.com"]
+    assert "Confirm" in message.subject
+    (html, mimetype), *_ = message.alternatives  # type: ignore[attr-defined]
+    assert mimetype == "text/html"
+    link = link_in(message, "email_verify")
+    assert link in html
+
+    # No sign-in is needed to open the link.
+    response = Client().get(link)
+    assert response.status_code == 200
+    assert b"g@example.com" in response.content
+    assert b"is verified" in response.content
+    guest.profile.refresh_from_db()
+    assert guest.profile.email_verified is True
+    assert Client().get(link).status_code == 200  # twice is fine
+
+    assert b"verified" in client.get(reverse("account")).content
+
+
+def test_a_new_address_needs_verifying_again_and_old_links_die(
+    client: Client, make_user, django_capture_on_commit_callbacks
+) -> None:
+    user = make_user("minos")
+    client.force_login(user)
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(reverse("email_change"), {"email": "old@example.com"})
+    user.refresh_from_db()
+    old_token = accounts.email_verify_token(user=user)
+    assert Client().get(reverse("email_verify", args=[old_token])).status_code == 200
+
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(reverse("email_change"), {"email": "new@example.com"})
+
+    user.refresh_from_db()
+    assert user.email == "new@example.com"
+    assert user.profile.email_verified is False
+    response = Client().get(reverse("email_verify", args=[old_token]))
+    assert response.status_code == 400
+    assert b"no longer has" in response.content
+    user.profile.refresh_from_db()
+    assert user.profile.email_verified is False
+
+
+def test_resend_the_verification_link(
+    client: Client,
+    make_user,
+    mailoutbox: list[mail.EmailMessage],
+    django_capture_on_commit_callbacks,
+) -> None:
+    user = make_user("minos")
+    user.email = "minos@example.com"
+    user.save()
+    client.force_login(user)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("email_verify_resend"))
+
+    assert response.status_code == 302
+    (message,) = mailoutbox
+    assert message.to == ["minos@example.com"]
+
+
+def test_email_form_refuses_a_bad_address(client: Client, make_user) -> None:
+    user = make_user("minos")
+    client.force_login(user)
+
+    response = client.post(reverse("email_change"), {"email": "not an address"})
+
+    assert response.status_code == 400
+    assert b"Enter a valid email address" in response.content
+    user.refresh_from_db()
+    assert user.email == ""
+
+
+def tampered(token: str) -> str:
+    return token[:-2] + ("aa" if not token.endswith("aa") else "bb")
+
+
+@pytest.mark.parametrize("make_token", [lambda t: "garbage", tampered, lambda t: t[:-10]])
+def test_a_bad_token_is_refused(client: Client, make_user, make_token) -> None:
+    user = make_user("minos")
+    user.email = "minos@example.com"
+    user.save()
+    token = make_token(accounts.email_verify_token(user=user))
+
+    response = client.get(reverse("email_verify", args=[token]))
+
+    assert response.status_code == 400
+    assert b"This link is not valid" in response.content
+    assert accounts.profile_for(user).email_verified is False
+
+
+def test_a_token_for_another_purpose_is_refused(client: Client, make_user) -> None:
+    user = make_user("minos")
+    user.email = "minos@example.com"
+    user.save()
+    token = signing.dumps({"u": user.pk, "e": user.email})  # signed, but without our salt
+
+    response = client.get(reverse("email_verify", args=[token]))
+
+    assert response.status_code == 400
+    assert accounts.profile_for(user).email_verified is False
+
+
+def test_an_expired_token_is_refused(client: Client, make_user) -> None:
+    user = make_user("minos")
+    user.email = "minos@example.com"
+    user.save()
+    token = accounts.email_verify_token(user=user)
+
+    with time_machine.travel(timedelta(days=8), tick=False):
+        response = client.get(reverse("email_verify", args=[token]))
+
+    assert response.status_code == 400
+    assert b"expired" in response.content
+    assert accounts.profile_for(user).email_verified is False
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["login", "signup", "password_reset", "password_reset_done", "password_reset_complete"],
+)
+def test_pages_for_visitors_render(client: Client, name: str) -> None:
+    assert client.get(reverse(name)).status_code == 200
+
+
+@pytest.mark.parametrize("name", ["login", "signup", "password_change", "password_change_done"])
+def test_pages_for_registered_users_render(client: Client, make_user, name: str) -> None:
+    client.force_login(make_user("minos"))
+    assert client.get(reverse(name)).status_code == 200
+
+
+def test_sign_in_page_warns_a_guest() -> None:
+    page = guest_client(guest_create()).get(reverse("login"))
+    assert b"leaves this guest behind" in page.content
