@@ -5,7 +5,7 @@ from __future__ import annotations
 from types import ModuleType
 from typing import cast
 
-from . import cornmaze
+from games.engines import cornmaze as cornmaze
 from .base import Engine, IllegalMove, Result
 
 ENGINES: dict[str, Engine] = {
