@@ -6,7 +6,6 @@ from typing import Any
 from django.db import connection
 from django.http import (
     Http404,
-    HttpRequest,
     HttpResponse,
     HttpResponseBase,
     JsonResponse,
@@ -17,15 +16,13 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseStopPolling
 
 from . import clock, notification_views, selectors, services
-from .boards import SEAT_COLOURS, cornmaze_board
 from .engines import ENGINES, get_engine
-from .forms import CornmazeCreateForm, CornmazeMoveForm
 from .guests import player_for
 from .http import HtmxHttpRequest
 from .models import Game, Seat
 from .records import record_build
+from .ui import MoveInputError, colour, get_ui, has_ui
 
-GAMES = {"cornmaze": "Corn maze"}
 RESULT_TEXT = {
     "exit": "reached the goal",
     "timeout": "the others ran out of time",
@@ -51,18 +48,19 @@ def lobby(request: HtmxHttpRequest) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def game_new(request: HtmxHttpRequest, kind: str) -> HttpResponse:
-    if kind not in GAMES:
+    if not has_ui(kind):
         raise Http404("No such game.")
-    form = CornmazeCreateForm(request.POST or None)
+    form = get_ui(kind).create_form(request.POST or None)
     if request.method == "POST" and form.is_valid():
+        options, clock_choice, bots = form.create_args()
         user = player_for(request)
         try:
             game = services.game_create(
                 kind=kind,
                 creator=user,
-                options={"size": form.cleaned_data["size"]},
-                clock_choice=form.cleaned_data["clock"],
-                seats=[services.SeatPlan(bot=b) for b in form.seat_bots()],
+                options=options,
+                clock_choice=clock_choice,
+                seats=[services.SeatPlan(bot=b) for b in bots],
             )
         except services.GameError as exc:
             form.add_error(None, str(exc))
@@ -72,7 +70,7 @@ def game_new(request: HtmxHttpRequest, kind: str) -> HttpResponse:
     return render(
         request,
         "games/new.html",
-        {"form": form, "kind": kind, "title": GAMES[kind]},
+        {"form": form, "kind": kind, "title": ENGINES[kind].TITLE},
         status=status,
     )
 
@@ -114,13 +112,14 @@ def game_context(game: Game, user: Any, *, error: str = "") -> dict[str, Any]:
     my_seat = next((s for s in seats if user.is_authenticated and s.user_id == user.pk), None)
     viewer = my_seat.index if my_seat else None
     engine = get_engine(game.kind)
+    ui = get_ui(game.kind)
     view = engine.view(game.state, viewer) if game.state is not None else None
     to_move = set(engine.to_move(game.state)) if game.state is not None else set()
     now = clock.now()
     seat_rows = [
         {
             "seat": s,
-            "colour": SEAT_COLOURS[s.index % len(SEAT_COLOURS)],
+            "colour": colour(s.index),
             "to_move": s.index in to_move,
             "left": clock.format_left(s.deadline - now) if s.deadline else None,
             "you": s == my_seat,
@@ -132,7 +131,7 @@ def game_context(game: Game, user: Any, *, error: str = "") -> dict[str, Any]:
         {
             "ply": m.ply,
             "seat": m.seat,
-            "colour": SEAT_COLOURS[m.seat % len(SEAT_COLOURS)],
+            "colour": colour(m.seat),
             "text": engine.notation(m.move, m.outcome),
             "at": m.at,
         }
@@ -146,7 +145,8 @@ def game_context(game: Game, user: Any, *, error: str = "") -> dict[str, Any]:
         "my_seat": my_seat,
         "your_turn": my_seat is not None and my_seat.index in to_move,
         "view": view,
-        "board": cornmaze_board(view) if view and game.kind == "cornmaze" else None,
+        "ui": ui,
+        "board": ui.board(view, viewer) if view is not None else None,
         "moves": moves,
         "can_join": can_join,
         "error": error,
@@ -168,23 +168,24 @@ def game_join(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
 
 @require_POST
 def game_move(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
-    game = Game.objects.filter(pk=game_id).only("kind", "options").first()
+    game = Game.objects.filter(pk=game_id).first()
     if game is None:
         raise Http404("No such game.")
     if not request.user.is_authenticated:
         return _refused(request, game_id, "Sign in or join the game to play.")
-    form = CornmazeMoveForm(request.POST, size=game.options.get("size", 8))
-    if not form.is_valid():
-        message = " ".join(str(e) for errors in form.errors.values() for e in errors)
-        return _refused(request, game_id, f"That move cannot be read. {message}".strip())
-    try:
-        services.move_submit(
-            game_id=game_id,
-            user=request.user,
-            ply=form.cleaned_data["ply"],
-            move={"shifts": [form.cleaned_data["first"], form.cleaned_data["second"]]},
+    if game.state is None:
+        return _refused(
+            request, game_id, "The game has not started yet: it is waiting for players."
         )
-    except services.GameError as exc:
+    ply = request.POST.get("ply", "")
+    if not ply.isdigit():
+        return _refused(request, game_id, "That move cannot be read: the form is incomplete.")
+    seat = game.seats.filter(user=request.user).values_list("index", flat=True).first()
+    view = get_engine(game.kind).view(game.state, seat)
+    try:
+        move = get_ui(game.kind).parse_move(request.POST, view)
+        services.move_submit(game_id=game_id, user=request.user, ply=int(ply), move=move)
+    except (MoveInputError, services.GameError) as exc:
         return _refused(request, game_id, str(exc))
     return _after_action(request, game_id)
 

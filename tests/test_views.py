@@ -140,7 +140,8 @@ def test_a_move_by_htmx_returns_the_game_partial(client, make_cornmaze):
     [
         ({"ply": "0", "first": "z", "second": "a"}, "Choose a column from a to h"),
         ({"ply": "x", "first": "a", "second": "a"}, "cannot be read"),
-        ({"first": "a"}, "cannot be read"),
+        ({"ply": "0", "first": "a"}, "Choose a column for the second shift"),
+        ({"first": "a", "second": "b"}, "cannot be read"),
         ({"ply": "5", "first": "a", "second": "a"}, "earlier position"),
     ],
 )

@@ -1,0 +1,60 @@
+"""What the site's pages need to know of each game, beyond its engine: the form that creates
+one, how a move arrives from a form, and what its board template draws. One module per game;
+the views stay the same for all of them."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from django import forms
+from django.http import QueryDict
+
+from ..engines.base import JSON
+
+SEAT_COLOURS = ["#d62828", "#1d4ed8", "#15803d", "#a21caf", "#c2410c", "#0e7490"]
+
+
+class MoveInputError(Exception):
+    """A move form that cannot be read. `str(exc)` is a sentence for the player."""
+
+
+class CreateForm(forms.Form):
+    """A game's creation form: `create_args()` gives what `services.game_create` takes."""
+
+    def create_args(self) -> tuple[JSON, str, list[str]]:
+        """(options, clock, bot level per seat with "" for a person); seat 0 is the creator's."""
+        raise NotImplementedError
+
+
+class GameUI(Protocol):
+    slug: str
+    create_form: type[CreateForm]
+    board_template: str  # draws context["board"]
+    move_template: str  # the move form, shown to a seat that may act
+
+    def board(self, view: JSON, viewer: int | None) -> dict[str, Any]:
+        """Template context for the board, from the engine's view for this viewer only."""
+        ...
+
+    def parse_move(self, data: QueryDict, view: JSON) -> JSON:
+        """The engine move in a posted form, or MoveInputError."""
+        ...
+
+
+def colour(seat: int) -> str:
+    return SEAT_COLOURS[seat % len(SEAT_COLOURS)]
+
+
+def get_ui(slug: str) -> GameUI:
+    from . import cornmaze
+
+    uis: dict[str, GameUI] = {"cornmaze": cornmaze.UI()}
+    return uis[slug]
+
+
+def has_ui(slug: str) -> bool:
+    try:
+        get_ui(slug)
+    except KeyError:
+        return False
+    return True
