@@ -20,6 +20,7 @@ from .engines import ENGINES, get_engine
 from .guests import player_for
 from .http import HtmxHttpRequest
 from .models import Game, Seat
+from .engines.base import JSON
 from .records import record_build
 from .ui import MoveInputError, colour, get_ui, has_ui
 
@@ -102,12 +103,15 @@ def _game_response(
     template = "games/game.html"
     if request.htmx:
         template += "#game"
+    draft = request.session.get(_draft_key(game_id))
     return TemplateResponse(
-        request, template, game_context(game, request.user, error=error), status=status
+        request, template, game_context(game, request.user, error=error, draft=draft), status=status
     )
 
 
-def game_context(game: Game, user: Any, *, error: str = "") -> dict[str, Any]:
+def game_context(
+    game: Game, user: Any, *, error: str = "", draft: JSON | None = None
+) -> dict[str, Any]:
     seats: list[Seat] = list(game.seats.all())
     my_seat = next((s for s in seats if user.is_authenticated and s.user_id == user.pk), None)
     viewer = my_seat.index if my_seat else None
@@ -146,7 +150,7 @@ def game_context(game: Game, user: Any, *, error: str = "") -> dict[str, Any]:
         "your_turn": my_seat is not None and my_seat.index in to_move,
         "view": view,
         "ui": ui,
-        "board": ui.board(view, viewer) if view is not None else None,
+        "board": ui.board(view, viewer, draft) if view is not None else None,
         "moves": moves,
         "can_join": can_join,
         "error": error,
@@ -187,7 +191,34 @@ def game_move(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
         services.move_submit(game_id=game_id, user=request.user, ply=int(ply), move=move)
     except (MoveInputError, services.GameError) as exc:
         return _refused(request, game_id, str(exc))
+    request.session.pop(_draft_key(game_id), None)
     return _after_action(request, game_id)
+
+
+@require_POST
+def game_draft(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
+    """A change to the move form that is not a move yet: kept in the session, shown at once."""
+    game = Game.objects.filter(pk=game_id).first()
+    if game is None:
+        raise Http404("No such game.")
+    seat = None
+    if request.user.is_authenticated:
+        seat = game.seats.filter(user=request.user).values_list("index", flat=True).first()
+    if seat is None or game.state is None or game.is_over:
+        return _refused(request, game_id, "Only a player of this game can prepare a move.")
+    view = get_engine(game.kind).view(game.state, seat)
+    key = _draft_key(game_id)
+    try:
+        request.session[key] = get_ui(game.kind).draft_update(
+            request.POST, view, request.session.get(key)
+        )
+    except MoveInputError as exc:
+        return _refused(request, game_id, str(exc))
+    return _after_action(request, game_id)
+
+
+def _draft_key(game_id: int) -> str:
+    return f"draft:{game_id}"
 
 
 @require_POST

@@ -1,7 +1,8 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from games import views
+from games import archive_views, notification_views, views
+from games.feeds import ArchiveFeed, PlayerFeed
 
 urlpatterns = [
     path("", views.lobby, name="lobby"),
@@ -9,10 +10,19 @@ urlpatterns = [
     path("games/<int:game_id>/", views.game_detail, name="game"),
     path("games/<int:game_id>/join", views.game_join, name="game_join"),
     path("games/<int:game_id>/move", views.game_move, name="game_move"),
+    path("games/<int:game_id>/draft", views.game_draft, name="game_draft"),
     path("games/<int:game_id>/resign", views.game_resign, name="game_resign"),
     path("games/<int:game_id>/record.json", views.game_record, name="game_record"),
+    path("games/<int:game_id>/replay/", archive_views.game_replay, name="game_replay"),
+    path("archive/", archive_views.archive_list, name="archive"),
+    path("archive/feed/", ArchiveFeed(), name="archive_feed"),
+    # Guests' names have a space ("Guest 2935"): reverse() quotes it.
+    path("players/<str:name>/", archive_views.player_detail, name="player"),
+    path("players/<str:name>/feed/", PlayerFeed(), name="player_feed"),
     path("rules/<slug:kind>/", views.rules, name="rules"),
     path("healthz", views.healthz, name="healthz"),
+    path("accounts/email/settings/", notification_views.email_settings, name="email_settings"),
+    path("unsubscribe/<str:token>/", notification_views.unsubscribe, name="unsubscribe"),
     path("accounts/", include("games.account_urls")),
     path("admin/", admin.site.urls),
 ]

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from types import ModuleType
 from typing import cast
 
 from games.engines import cornmaze as cornmaze
+from games.engines import robotmaze as robotmaze
+
 from .base import Engine, IllegalMove, Result
 
 ENGINES: dict[str, Engine] = {
-    module.SLUG: cast(Engine, module) for module in [cast(ModuleType, cornmaze)]
+    module.SLUG: cast(Engine, module) for module in (cornmaze, robotmaze)
 }
 
 

@@ -36,6 +36,8 @@ class Engine(Protocol):
     #   INITIAL_IS_PUBLIC = True: the record shows `initial` while the game runs.
     #   record_move(move, outcome, seat, viewer, over) -> (move, outcome) | None: what one
     #   viewer of the record may see of a move (None: nothing); without it, all is public.
+    #   play_started(state) -> bool: whether a real move has been made (set-up moves are not
+    #   one); a game timed out before that is aborted. Without it: any move counts.
 
     def default_options(self) -> JSON: ...
 

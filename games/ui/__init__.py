@@ -32,12 +32,18 @@ class GameUI(Protocol):
     board_template: str  # draws context["board"]
     move_template: str  # the move form, shown to a seat that may act
 
-    def board(self, view: JSON, viewer: int | None) -> dict[str, Any]:
-        """Template context for the board, from the engine's view for this viewer only."""
+    def board(self, view: JSON, viewer: int | None, draft: JSON | None = None) -> dict[str, Any]:
+        """Template context for the board, from the engine's view for this viewer only and
+        the viewer's own draft (see `draft_update`)."""
         ...
 
     def parse_move(self, data: QueryDict, view: JSON) -> JSON:
         """The engine move in a posted form, or MoveInputError."""
+        ...
+
+    def draft_update(self, data: QueryDict, view: JSON, draft: JSON | None) -> JSON:
+        """A change to the move form that is not a move yet (a crate placed during set-up, a
+        program to preview), kept in the viewer's session so that a refresh keeps it."""
         ...
 
 
@@ -46,9 +52,9 @@ def colour(seat: int) -> str:
 
 
 def get_ui(slug: str) -> GameUI:
-    from . import cornmaze
+    from . import cornmaze, robotmaze
 
-    uis: dict[str, GameUI] = {"cornmaze": cornmaze.UI()}
+    uis: dict[str, GameUI] = {"cornmaze": cornmaze.UI(), "robotmaze": robotmaze.UI()}
     return uis[slug]
 
 

@@ -72,7 +72,7 @@ class UI:
     board_template = "games/boards/cornmaze.html"
     move_template = "games/forms/cornmaze_move.html"
 
-    def board(self, view: JSON, viewer: int | None) -> dict[str, Any]:
+    def board(self, view: JSON, viewer: int | None, draft: JSON | None = None) -> dict[str, Any]:
         size: int = view["size"]
         last = view.get("last") or {}
         path = [tuple(p) for p in last.get("path") or []]
@@ -151,3 +151,7 @@ class UI:
                 raise MoveInputError(f"Choose a column from a to {last} for the {label} shift.")
             shifts.append(ord(letter) - ord("a"))
         return {"shifts": shifts}
+
+    def draft_update(self, data: QueryDict, view: JSON, draft: JSON | None) -> JSON:
+        # Two clicks and a button: nothing to keep between requests.
+        return {}

@@ -1,0 +1,278 @@
+"""Robot Maze Race on the page: the secret warehouse editor, the open and secret grids, and the
+program form. Everything drawn comes from the engine's view for this viewer, and from the
+viewer's own draft (kept in its session), never from the state."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from django import forms
+from django.http import QueryDict
+
+from ..bots import levels
+from ..engines import robotmaze as rules
+from ..engines.base import JSON
+from ..models import Clock
+from . import CreateForm, MoveInputError, colour
+
+PERSON = "person"
+COMMAND_WORDS = {"U": "Up", "D": "Down", "L": "Left", "R": "Right"}
+TOWARDS = {"U": "the north", "D": "the south", "L": "the west", "R": "the east"}
+EMPTY_WAREHOUSE = [rules.EMPTY * rules.SIZE] * rules.SIZE
+
+
+class RobotmazeCreateForm(CreateForm):
+    clock = forms.ChoiceField(
+        choices=[(Clock.DAYS_3, "3 days per move"), (Clock.DAYS_30, "30 days per move")],
+        initial=Clock.DAYS_3,
+    )
+    seat_1 = forms.ChoiceField(label="Opponent", initial=PERSON, choices=[])
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["seat_1"].choices = [(PERSON, "a person (open seat)")] + [  # type: ignore[attr-defined]
+            (level, f"bot: {level}") for level in levels("robotmaze")
+        ]
+
+    def create_args(self) -> tuple[JSON, str, list[str]]:
+        bot = self.cleaned_data["seat_1"]
+        return {}, self.cleaned_data["clock"], ["", "" if bot == PERSON else bot]
+
+
+def _grid(
+    *,
+    crates: set[str] = frozenset(),  # type: ignore[assignment]
+    found: set[str] = frozenset(),  # type: ignore[assignment]
+    path: list[str] | None = None,
+    robot: str | None = None,
+    robot_seat: int | None = None,
+    blockers: set[str] = frozenset(),  # type: ignore[assignment]
+    walls: list[JSON] | None = None,
+    clickable: bool = False,
+) -> list[list[dict[str, Any]]]:
+    order = {cell: i for i, cell in enumerate(path or [])}
+    hit = {(w["at"], w["dir"]) for w in walls or []}
+    rows = []
+    for r in range(rules.SIZE):
+        row = []
+        for c in range(rules.SIZE):
+            name = rules.cell_name(r, c)
+            classes = []
+            if name in crates:
+                classes.append("crate")
+            if name in found:
+                classes.append("found")
+            if name in order:
+                classes.append("path")
+            if name in blockers:
+                classes.append("blocker")
+            if name == rules.ENTRANCE:
+                classes.append("entrance")
+            if name == rules.EXIT:
+                classes.append("exit")
+            row.append(
+                {
+                    "name": name,
+                    "classes": " ".join(classes),
+                    "robot": name == robot,
+                    "robot_colour": colour(robot_seat) if robot_seat is not None else "",
+                    "walls": "".join(d for d in "UDLR" if (name, d) in hit),
+                    "clickable": clickable,
+                }
+            )
+        rows.append(row)
+    return rows
+
+
+def _crates(rows: list[str] | None) -> set[str]:
+    if rows is None:
+        return set()
+    return {
+        rules.cell_name(r, c)
+        for r, row in enumerate(rows)
+        for c, ch in enumerate(row)
+        if ch == rules.CRATE
+    }
+
+
+def outcome_lines(steps: list[JSON], damage_before: int) -> list[str]:
+    """The outcome of each command as the paper game says it: "A2 to A3: crate (damage 3)"."""
+    lines = []
+    damage = damage_before
+    for step in steps:
+        if step["result"] == "wall":
+            damage += 1
+            lines.append(f"{step['from']} to {TOWARDS[step['dir']]}: wall (damage {damage})")
+        elif step["result"] == "crate":
+            damage += 1
+            lines.append(f"{step['from']} to {step['to']}: crate (damage {damage})")
+        else:
+            lines.append(f"{step['from']} to {step['to']}: clear")
+    return lines
+
+
+def program_text(program: str, runs: int) -> str:
+    moves = len(program) * runs
+    times = "once" if runs == 1 else f"{runs} times"
+    return f"{' '.join(program)}, {times}: {moves} move{'s' if moves != 1 else ''}"
+
+
+def read_program(data: QueryDict) -> tuple[str, int]:
+    program = "".join(
+        (data.get(f"command_{i}") or "").strip().upper() for i in range(1, rules.MAX_COMMANDS + 1)
+    )
+    if not program:
+        program = (data.get("program") or "").strip().upper().replace(" ", "")
+    if not program:
+        raise MoveInputError("Choose at least one command.")
+    if len(program) > rules.MAX_COMMANDS or set(program) - set(rules.DIRECTIONS):
+        raise MoveInputError("A program is 1 to 4 commands, each Up, Down, Left or Right.")
+    runs_text = (data.get("runs") or "").strip()
+    if not runs_text.isdigit() or not 1 <= int(runs_text) <= rules.MAX_RUNS:
+        raise MoveInputError("Run the program 1 to 4 times.")
+    return program, int(runs_text)
+
+
+def read_warehouse(text: str) -> list[str]:
+    cells = "".join(ch for ch in text.upper() if ch in ".X")
+    if len(cells) != rules.SIZE * rules.SIZE:
+        raise MoveInputError("The warehouse form is incomplete: start again from a clear grid.")
+    return [cells[i : i + rules.SIZE] for i in range(0, len(cells), rules.SIZE)]
+
+
+class UI:
+    slug = "robotmaze"
+    create_form: type[CreateForm] = RobotmazeCreateForm
+    board_template = "games/boards/robotmaze.html"
+    move_template = "games/forms/robotmaze_move.html"
+
+    def board(self, view: JSON, viewer: int | None, draft: JSON | None = None) -> dict[str, Any]:
+        phase = view["phase"]
+        robots = view["robots"]
+        over = phase == "over"
+        grids = []
+        # The open grid of each robot: what its runs found in the other seat's warehouse.
+        seats = [viewer] if viewer is not None and not over else [0, 1]
+        if phase == "setup":
+            seats = []
+        for seat in seats:
+            robot = robots[seat]
+            owner = 1 - seat
+            revealed = view["warehouses"][owner] if over else None
+            grids.append(
+                {
+                    "kind": "open",
+                    "seat": seat,
+                    "title": (
+                        "Your robot in the other warehouse"
+                        if seat == viewer and not over
+                        else f"Seat {seat + 1}'s robot in seat {owner + 1}'s warehouse"
+                    ),
+                    "damage": robot["damage"],
+                    "rows": _grid(
+                        crates=_crates(revealed),
+                        found=set(robot["crates"]),
+                        path=robot["visited"],
+                        robot=robot["at"],
+                        robot_seat=seat,
+                        walls=robot["walls"],
+                    ),
+                    "last": self._last_outcome(robot),
+                }
+            )
+        if viewer is not None and not over and view["warehouses"][viewer] is not None:
+            # The viewer's own secret grid, with the other robot's run drawn on it.
+            other = robots[1 - viewer]
+            grids.append(
+                {
+                    "kind": "secret",
+                    "seat": viewer,
+                    "title": "Your secret warehouse, with the other robot's run",
+                    "damage": other["damage"],
+                    "rows": _grid(
+                        crates=_crates(view["warehouses"][viewer]),
+                        found=set(other["crates"]),
+                        path=other["visited"],
+                        robot=other["at"] if phase != "setup" else None,
+                        robot_seat=1 - viewer,
+                        walls=other["walls"],
+                    ),
+                    "last": self._last_outcome(other),
+                }
+            )
+        editor = None
+        if phase == "setup" and viewer is not None and viewer in view["to_move"]:
+            warehouse = (draft or {}).get("warehouse") or EMPTY_WAREHOUSE
+            problems = rules.warehouse_problems(warehouse)
+            blockers = set(rules.blocking_cells(warehouse))
+            editor = {
+                "rows": _grid(crates=_crates(warehouse), blockers=blockers, clickable=True),
+                "text": "".join(warehouse),
+                "count": len(_crates(warehouse)),
+                "problems": problems,
+            }
+        program = None
+        if phase == "play" and viewer is not None and viewer in view["to_move"]:
+            program = dict(draft.get("program") or {}) if draft else {}
+            if program.get("program"):
+                program["text"] = program_text(program["program"], program["runs"])
+            chosen = program.get("program", "")
+            program["slots"] = [
+                {"slot": i + 1, "value": chosen[i] if i < len(chosen) else ""}
+                for i in range(rules.MAX_COMMANDS)
+            ]
+        return {
+            "phase": phase,
+            "grids": grids,
+            "editor": editor,
+            "program": program,
+            "first_seat": view["first_seat"],
+            "set_up": view["set_up"],
+            "max_damage": rules.MAX_DAMAGE,
+            "columns": list(range(1, rules.SIZE + 1)),
+            "commands": COMMAND_WORDS,
+            "run_choices": list(range(1, rules.MAX_RUNS + 1)),
+        }
+
+    @staticmethod
+    def _last_outcome(robot: JSON) -> list[str]:
+        if not robot["moves"]:
+            return []
+        last = robot["moves"][-1]
+        before = robot["damage"] - sum(1 for s in last["steps"] if s["result"] != "clear")
+        return outcome_lines(last["steps"], before)
+
+    def parse_move(self, data: QueryDict, view: JSON) -> JSON:
+        if view["phase"] == "setup":
+            return {"warehouse": read_warehouse(data.get("warehouse") or "")}
+        program, runs = read_program(data)
+        return {"program": program, "runs": runs}
+
+    def draft_update(self, data: QueryDict, view: JSON, draft: JSON | None) -> JSON:
+        """A change to the form that is not a move yet: a crate placed or lifted, a random or a
+        clear warehouse, a program to preview."""
+        draft = dict(draft or {})
+        if view["phase"] == "setup":
+            action = data.get("action", "")
+            if action == "random":
+                # The player's own choice of a start, not a draw of the game: no game stream.
+                draft["warehouse"] = rules.random_warehouse(random.SystemRandom())
+            elif action == "clear":
+                draft["warehouse"] = list(EMPTY_WAREHOUSE)
+            else:
+                warehouse = read_warehouse(data.get("warehouse") or "".join(EMPTY_WAREHOUSE))
+                cell = data.get("toggle", "")
+                if cell:
+                    try:
+                        r, c = rules.parse_cell(cell)
+                    except ValueError:
+                        raise MoveInputError(f"{cell} is not a cell of the warehouse.") from None
+                    row = list(warehouse[r])
+                    row[c] = rules.EMPTY if row[c] == rules.CRATE else rules.CRATE
+                    warehouse[r] = "".join(row)
+                draft["warehouse"] = warehouse
+        else:
+            program, runs = read_program(data)
+            draft["program"] = {"program": program, "runs": runs}
+        return draft

@@ -1,0 +1,90 @@
+"""Two people set up their warehouses (one draws a random one, one clicks crates in), play a
+Robot Maze Race to the end, and both warehouses are revealed."""
+
+from __future__ import annotations
+
+from playwright.sync_api import expect
+
+from games.engines import robotmaze
+from games.models import Game
+
+HAND_MADE = [
+    "..........",
+    ".XXXXXXXXX",
+    "..........",
+    "XXXXXXXX.X",
+    "..........",
+    ".X.X......",
+    "..........",
+    "..........",
+    "..........",
+    "..........",
+]
+
+
+def program(page, commands: str, runs: int) -> None:
+    form = page.locator("#move-form")
+    form.wait_for()
+    for i, command in enumerate(commands, start=1):
+        form.locator(f"select[name=command_{i}]").select_option(command)
+    form.locator("select[name=runs]").select_option(str(runs))
+    expect(page.locator("#program-preview")).to_contain_text(f": {len(commands) * runs} move")
+    page.locator("#play").click()
+
+
+def test_two_people_set_up_play_to_the_end_and_see_both_warehouses(new_page):
+    alice, bob = new_page(), new_page()
+    alice.goto("/new/robotmaze/")
+    alice.click("text=Create the game")
+    alice.wait_for_url("**/games/*/")
+    game = Game.objects.get()
+    bob.goto(f"/games/{game.pk}/")
+    bob.locator("#join").click()
+
+    # Alice draws a random warehouse and takes it.
+    alice.locator("#move-form").wait_for()
+    alice.get_by_role("button", name="Random warehouse").click()
+    expect(alice.locator("#crate-count")).to_have_text("20 of 20 crates")
+    alice.locator("#play").click()
+    expect(alice.locator("#board")).to_contain_text("Seat 1 is ready")
+
+    # Bob's page learns that Alice is ready (polling); then he clicks his crates in one by one,
+    # and sees the count and the problems as he goes.
+    expect(bob.locator("#board")).to_contain_text("Seat 1 is ready", timeout=10_000)
+    # Bob clicks his crates in one by one, and sees the count and the problems as he goes.
+    crates = [
+        robotmaze.cell_name(r, c)
+        for r, row in enumerate(HAND_MADE)
+        for c, ch in enumerate(row)
+        if ch == "X"
+    ]
+    for n, cell in enumerate(crates, start=1):
+        bob.locator(f"#move-form td[data-cell={cell}] button").click()
+        expect(bob.locator("#crate-count")).to_have_text(f"{n} of 20 crates")
+    expect(bob.locator("#warehouse-problems")).to_contain_text("A legal warehouse")
+    bob.locator("#play").click()
+    expect(bob.locator(".warehouse-editor")).to_have_count(0)
+
+    game.refresh_from_db()
+    assert game.state["phase"] == "play"
+    assert game.state["warehouses"][1] == HAND_MADE
+    first = game.state["first_seat"]
+    pages = [alice, bob]
+    runner, other = pages[first], pages[1 - first]
+
+    program(runner, "UUUU", 4)  # sixteen walls
+    expect(runner.locator("#board")).to_contain_text("A1 to the north: wall (damage 16)")
+    program(other, "R", 1)
+    program(runner, "ULUL", 4)  # four more: broken down after the fourth command
+    for page in (runner, other):
+        expect(page.locator("#status")).to_contain_text("wins", timeout=15_000)
+        page.locator("#seed").wait_for()
+    game.refresh_from_db()
+    assert game.status == Game.Status.FINISHED and game.result_reason == "damage"
+    # Both warehouses are now drawn for both players: every crate of each.
+    for page in (alice, bob):
+        for seat in (0, 1):
+            rows = game.state["warehouses"][seat]
+            box = page.locator(f"[data-grid='open-{1 - seat}']")
+            assert box.locator("td.crate").count() == 20
+            assert rows == game.state["warehouses"][seat]
