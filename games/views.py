@@ -17,10 +17,10 @@ from django_htmx.http import HttpResponseStopPolling
 
 from . import clock, notification_views, selectors, services
 from .engines import ENGINES, get_engine
+from .engines.base import JSON
 from .guests import player_for
 from .http import HtmxHttpRequest
 from .models import Game, Seat
-from .engines.base import JSON
 from .records import record_build
 from .ui import MoveInputError, colour, get_ui, has_ui
 
