@@ -11,6 +11,7 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 from django.urls import reverse
+from django.utils import timezone
 
 
 class Clock(models.TextChoices):
@@ -110,6 +111,12 @@ class Seat(models.Model):
                 name="seat_deadline",
                 condition=models.Q(deadline__isnull=False),
             ),
+            # The sweep looks for bot turns whose task was lost: only bots to move are indexed.
+            models.Index(
+                fields=["deadline"],
+                name="seat_bot_deadline",
+                condition=models.Q(deadline__isnull=False) & ~models.Q(bot=""),
+            ),
         ]
 
     def __str__(self) -> str:
@@ -172,3 +179,112 @@ def json_safe(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [json_safe(v) for v in value]
     return value
+
+
+# --- clocks and mails ------------------------------------------------------------------------
+
+
+class Reminder(models.Model):
+    """A reminder for a seat's turn, due when a fifth of its clock is left. Made when the turn
+    starts, deleted when the seat moves or the game ends; the sweep turns a due one into a
+    mail. A row, not a Celery task days ahead: the database keeps time, not the broker."""
+
+    seat = models.ForeignKey(Seat, on_delete=models.CASCADE, related_name="reminders")
+    ply = models.PositiveIntegerField()  # the game's ply when the turn started
+    due = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["seat", "ply"], name="reminder_unique_seat_ply"),
+        ]
+        indexes = [models.Index(fields=["due"], name="reminder_due")]
+
+    def __str__(self) -> str:
+        return f"reminder for {self.seat} at ply {self.ply}"
+
+
+class Outbox(models.Model):
+    """One mail, sent at most once: the unique key (game, seat, ply, kind) for a game's mails,
+    (user, day) for a digest, means a task that runs twice finds the row already there."""
+
+    class Kind(models.TextChoices):
+        YOUR_TURN = "your_turn", "your turn"
+        REMINDER = "reminder", "reminder"
+        GAME_OVER = "game_over", "game over"
+        DIGEST = "digest", "daily digest"
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "pending"
+        SENT = "sent", "sent"
+        SKIPPED = "skipped", "not sent"  # not wanted any more when its turn came; see `note`
+        FAILED = "failed", "failed"
+
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    game = models.ForeignKey(
+        Game, null=True, blank=True, on_delete=models.CASCADE, related_name="mails"
+    )
+    seat = models.PositiveSmallIntegerField(null=True, blank=True)
+    ply = models.PositiveIntegerField(default=0)
+    day = models.DateField(null=True, blank=True)  # a digest's day
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    to_email = models.CharField(max_length=254, blank=True)
+    subject = models.CharField(max_length=200, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    note = models.TextField(blank=True)  # the last error, or why it was not sent
+    created_at = models.DateTimeField(default=timezone.now)
+    # When a task for it was last queued or tried: the sweep requeues a pending mail only when
+    # nothing has happened to it for a while, so retries in backoff are not doubled.
+    queued_at = models.DateTimeField(default=timezone.now)
+    sent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name = "outbox mail"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["game", "seat", "ply", "kind"], name="outbox_unique_mail"
+            ),
+            models.UniqueConstraint(
+                fields=["user", "day"],
+                condition=models.Q(kind="digest"),
+                name="outbox_unique_digest",
+            ),
+        ]
+        indexes = [
+            models.Index(
+                fields=["queued_at"],
+                name="outbox_pending",
+                condition=models.Q(status="pending"),
+            ),
+            models.Index(fields=["-created_at"], name="outbox_created"),
+        ]
+
+    def __str__(self) -> str:
+        where = f" {self.game} seat {self.seat} ply {self.ply}" if self.game_id else ""
+        return f"{self.get_kind_display()} to {self.user}{where}"
+
+
+class EmailPreferences(models.Model):
+    """Which mails a person wants. No row means the defaults."""
+
+    class TurnMails(models.TextChoices):
+        IMMEDIATE = "immediate", "a mail each time it is my turn"
+        DIGEST = "digest", "one daily digest of the games where it is my move"
+        OFF = "off", "no mail"
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="email_preferences"
+    )
+    turn_mails = models.CharField(
+        max_length=16, choices=TurnMails.choices, default=TurnMails.IMMEDIATE
+    )
+    reminder = models.BooleanField(
+        default=True, help_text="A reminder when a fifth of the time for a move is left."
+    )
+    game_over = models.BooleanField(default=True, help_text="A mail with the result.")
+
+    class Meta:
+        verbose_name_plural = "email preferences"
+
+    def __str__(self) -> str:
+        return f"email preferences of {self.user}"

@@ -4,20 +4,24 @@ move, and queue what follows (bot turns, mails) on commit. Views and tasks call 
 from __future__ import annotations
 
 import hashlib
+import logging
 import random
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
-from . import clock
+from . import clock, notifications
 from .bots import get_bot, levels
 from .engines import IllegalMove, get_engine
 from .engines.base import JSON, Engine
 from .models import Clock, Game, Move, Seat, json_safe
+
+logger = logging.getLogger(__name__)
 
 
 class GameError(Exception):
@@ -38,7 +42,7 @@ class SeatPlan:
 def game_create(
     *,
     kind: str,
-    creator: AbstractBaseUser,
+    creator: User,
     options: JSON,
     clock_choice: str,
     seats: Sequence[SeatPlan],
@@ -86,7 +90,7 @@ def game_create(
     return game
 
 
-def game_join(*, game_id: int, user: AbstractBaseUser) -> Seat:
+def game_join(*, game_id: int, user: User) -> Seat:
     """Take the first open seat; the game starts when the last one is taken."""
     with transaction.atomic():
         game = _locked(game_id)
@@ -99,7 +103,7 @@ def game_join(*, game_id: int, user: AbstractBaseUser) -> Seat:
         if not free:
             raise GameError("Every seat is taken.")
         seat = free[0]
-        seat.user = user  # type: ignore[assignment]
+        seat.user = user
         seat.joined_at = clock.now()
         seat.save(update_fields=["user", "joined_at"])
         game.version += 1
@@ -109,7 +113,7 @@ def game_join(*, game_id: int, user: AbstractBaseUser) -> Seat:
     return seat
 
 
-def move_submit(*, game_id: int, user: AbstractBaseUser, ply: int, move: JSON) -> Move:
+def move_submit(*, game_id: int, user: User, ply: int, move: JSON) -> Move:
     """A person's move. `ply` is the position the player saw: a move for an old one is refused."""
     with transaction.atomic():
         game = _locked(game_id)
@@ -119,7 +123,7 @@ def move_submit(*, game_id: int, user: AbstractBaseUser, ply: int, move: JSON) -
         return _play(game, seat, ply, move)
 
 
-def game_resign(*, game_id: int, user: AbstractBaseUser) -> Move:
+def game_resign(*, game_id: int, user: User) -> Move:
     with transaction.atomic():
         game = _locked(game_id)
         seat = game.seats.filter(user=user).first()
@@ -164,7 +168,7 @@ def seat_timeout(*, game_id: int, seat_index: int) -> Move | None:
         seat = game.seats.get(index=seat_index)
         if seat.deadline is None or seat.deadline > clock.now():
             return None
-        if game.ply == 0:
+        if not _play_started(game):
             _abort(game)
             return None
         return _play(game, seat, game.ply, {"timeout": True}, by_site=True)
@@ -178,6 +182,14 @@ def _engine(kind: str) -> Engine:
         return get_engine(kind)
     except KeyError:
         raise GameError(f"There is no game called {kind!r}.") from None
+
+
+def _play_started(game: Game) -> bool:
+    """Whether a real move has been made: set-up moves (Robot Maze Race) do not count."""
+    started = getattr(_engine(game.kind), "play_started", None)
+    if started is None or game.state is None:
+        return game.ply > 0
+    return bool(started(game.state))
 
 
 def _locked(game_id: int) -> Game:
@@ -245,6 +257,7 @@ def _play(game: Game, seat: Seat, ply: int, move: JSON, *, by_site: bool = False
             s.place = result.places[s.index]
             s.deadline = None
             s.save(update_fields=["place", "deadline"])
+        notifications.game_ended(game=game)
     game.save()
     if result is None:
         _set_deadlines(game, engine)
@@ -259,6 +272,7 @@ def _abort(game: Game) -> None:
     game.version += 1
     game.save(update_fields=["status", "finished_at", "result_reason", "version"])
     game.seats.update(deadline=None)
+    notifications.game_ended(game=game)
 
 
 def _set_deadlines(game: Game, engine: Engine) -> None:
@@ -277,6 +291,10 @@ def _set_deadlines(game: Game, engine: Engine) -> None:
         if deadline != seat.deadline:
             seat.deadline = deadline
             seat.save(update_fields=["deadline"])
+            if deadline is None:
+                notifications.turn_ended(seat=seat)
+            else:
+                notifications.turn_started(game=game, seat=seat)
 
 
 _queue_bot_turns: ContextVar[bool] = ContextVar("queue_bot_turns", default=True)
@@ -301,7 +319,16 @@ def _after_commit(game: Game) -> None:
     to_move = set(engine.to_move(game.state))
     if game.seats.filter(index__in=to_move).exclude(bot="").exists():
         game_id, ply = game.pk, game.ply
-        transaction.on_commit(lambda: tasks.bot_turn.delay(game_id, ply))
+        transaction.on_commit(lambda: _enqueue(tasks.bot_turn, game_id, ply))
+
+
+def _enqueue(task: Any, *args: Any) -> None:
+    """Queue a task after commit. The move is already stored: a broker that is down must not
+    turn it into an error for the player, and the sweep picks up what was not queued."""
+    try:
+        task.delay(*args)
+    except Exception:
+        logger.exception("could not queue %s%r; the sweep will pick it up", task.name, args)
 
 
 def seats_to_move(game: Game) -> list[int]:

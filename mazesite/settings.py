@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -153,11 +154,14 @@ if REDIS_URL:
     CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {"visibility_timeout": 3600}
 else:
     _broker_dir = VAR_DIR / "broker"
+    for _folder in ("processed", "control"):
+        (_broker_dir / _folder).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_URL = "filesystem://"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_broker_dir),
         "data_folder_out": str(_broker_dir),
         "processed_folder": str(_broker_dir / "processed"),
+        "control_folder": str(_broker_dir / "control"),
         "store_processed": False,
     }
 CELERY_TASK_IGNORE_RESULT = True
@@ -172,6 +176,43 @@ CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "mazesite") + os.environ.get
     "PYTEST_XDIST_WORKER", ""
 )
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TIMEZONE = "UTC"
+
+# Clocks: the beat sweeps expired deadlines, due reminders, lost bot turns and stuck mails every
+# SWEEP_INTERVAL_SECONDS; the database holds every deadline, so a lost sweep loses nothing.
+SWEEP_INTERVAL_SECONDS = env_int("SWEEP_INTERVAL_SECONDS", 15)
+DIGEST_HOUR_UTC = env_int("DIGEST_HOUR_UTC", 7)
+CELERY_BEAT_SCHEDULE = {
+    "sweep-deadlines": {
+        "task": "games.tasks.sweep_deadlines",
+        "schedule": float(SWEEP_INTERVAL_SECONDS),
+        # Sweeps that piled up while no worker ran are dropped: the next one does their work.
+        "options": {"expires": SWEEP_INTERVAL_SECONDS},
+    },
+    "digest-daily": {
+        "task": "games.tasks.digest_send",
+        "schedule": crontab(hour=DIGEST_HOUR_UTC, minute=0),
+    },
+}
+EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 20)
+
+# Cache: Redis when REDIS_URL is set (the web server and the worker share it: the worker asks
+# whether a player has the game open), files under var/ otherwise.
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": CELERY_TASK_DEFAULT_QUEUE,  # one site (or test worker), one prefix
+        }
+    }
+else:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": str(VAR_DIR / "cache"),
+        }
+    }
 
 if not DEBUG:
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)

@@ -1,0 +1,85 @@
+"""The email settings page, the unsubscribe link every mail carries, and the mark that a player
+has a game open (so the worker does not mail them that it is their turn)."""
+
+from __future__ import annotations
+
+from django import forms
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth import SESSION_KEY
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_http_methods
+
+from . import notifications
+from .models import EmailPreferences
+from .notifications import NotificationError
+
+
+class EmailPreferencesForm(forms.ModelForm):
+    class Meta:
+        model = EmailPreferences
+        fields = ["turn_mails", "reminder", "game_over"]
+        labels = {
+            "turn_mails": "When it is your turn",
+            "reminder": "Reminders",
+            "game_over": "Game over",
+        }
+        widgets = {"turn_mails": forms.RadioSelect}
+        # The page says it beside each box (no aria-describedby to a text it does not show).
+        help_texts = {"reminder": "", "game_over": ""}
+
+
+def game_watched(request: HttpRequest, game_id: int) -> None:
+    """Called by the game page and its poll. Reads the user id from the session, not
+    `request.user`, to keep the poll at one query for the session and none for the user."""
+    user_id = request.session.get(SESSION_KEY)
+    if user_id is not None:
+        notifications.watching_mark(game_id=game_id, user_id=int(user_id))
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def email_settings(request: HttpRequest) -> HttpResponse:
+    user = request.user
+    form = EmailPreferencesForm(request.POST or None, instance=notifications.preferences_for(user))
+    if request.method == "POST" and form.is_valid():
+        notifications.preferences_update(
+            user=user,
+            turn_mails=form.cleaned_data["turn_mails"],
+            reminder=form.cleaned_data["reminder"],
+            game_over=form.cleaned_data["game_over"],
+        )
+        messages.success(request, "Your email settings are saved.")
+        return redirect("email_settings")
+    status = 400 if request.method == "POST" else 200
+    context = {
+        "form": form,
+        "address": getattr(user, "email", ""),
+        "verified": bool(notifications.verified_address(user)),
+        "digest_hour": settings.DIGEST_HOUR_UTC,
+    }
+    return render(request, "accounts/email_settings.html", context, status=status)
+
+
+# No CSRF check and no sign-in: the signed token is the permission, and a mail program's
+# one-click POST (RFC 8058, body "List-Unsubscribe=One-Click") carries neither.
+@csrf_exempt
+@require_http_methods(["GET", "POST"])
+def unsubscribe(request: HttpRequest, token: str) -> HttpResponse:
+    try:
+        if request.method == "POST":
+            user, kind = notifications.unsubscribe(token=token)
+        else:
+            user, kind = notifications.unsubscribe_read(token=token)
+    except NotificationError as exc:
+        return render(request, "notifications/unsubscribe.html", {"error": str(exc)}, status=400)
+    context = {
+        "done": request.method == "POST",
+        "name": user.get_username(),
+        "what": notifications.UNSUBSCRIBE_WHAT[notifications.Kind(kind)],
+        "token": token,
+    }
+    return render(request, "notifications/unsubscribe.html", context)

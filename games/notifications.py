@@ -1,0 +1,488 @@
+"""Mails about games: who gets which, the outbox that sends each one once, and sending.
+
+Rows are made inside a service's transaction, under the game's lock, and a task queued on commit
+sends them: a move that rolls back leaves no row and queues nothing. The unique key of a row
+(game, seat, ply, kind; user and day for a digest) makes a second task for the same mail find it
+there; the row's lock, held while sending, makes two tasks at once send it once. The sweep
+requeues a pending row whose task was lost (worker killed, broker restarted)."""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Iterable, Sequence
+from datetime import date, datetime, timedelta
+from smtplib import SMTPException
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core import signing
+from django.core.cache import cache
+from django.core.mail import EmailMultiAlternatives
+from django.db import transaction
+from django.db.models import QuerySet
+from django.template.loader import render_to_string
+from django.urls import reverse
+
+from . import clock
+from .models import EmailPreferences, Game, Outbox, Reminder, Seat
+
+logger = logging.getLogger(__name__)
+User = get_user_model()
+
+# The game page polls every 3 seconds; a player counts as watching for a little longer.
+WATCHING_SECONDS = 10
+UNSUBSCRIBE_SALT = "mazesite.notifications.unsubscribe"
+# What a mail server or the network raises; the task retries these with backoff.
+SEND_ERRORS: tuple[type[Exception], ...] = (SMTPException, OSError)
+# A reminder goes out when this share of the clock is left.
+REMINDER_SHARE = 5
+
+Kind = Outbox.Kind
+TurnMails = EmailPreferences.TurnMails
+
+UNSUBSCRIBE_WHAT = {
+    Kind.YOUR_TURN: "“your turn” mails",
+    Kind.REMINDER: "reminders before a deadline",
+    Kind.GAME_OVER: "“game over” mails",
+    Kind.DIGEST: "the daily digest",
+}
+
+
+class NotificationError(Exception):
+    """A request the site refuses. `str(exc)` is a sentence for the person."""
+
+
+# --- who has a game open ---------------------------------------------------------------------
+
+
+def _watching_key(game_id: int, user_id: int) -> str:
+    return f"watching:{game_id}:{user_id}"
+
+
+def watching_mark(*, game_id: int, user_id: int) -> None:
+    """The player has the game open (its page polled just now): no "your turn" mail for now."""
+    try:
+        cache.set(_watching_key(game_id, user_id), True, WATCHING_SECONDS)
+    except Exception:  # noqa: BLE001 - a cache outage must not break the page
+        logger.warning("could not mark game %s as watched", game_id, exc_info=True)
+
+
+def is_watching(*, game_id: int, user_id: int) -> bool:
+    try:
+        return bool(cache.get(_watching_key(game_id, user_id)))
+    except Exception:  # noqa: BLE001 - without the cache, better a mail too many than none
+        logger.warning("could not read whether game %s is watched", game_id, exc_info=True)
+        return False
+
+
+# --- preferences and addresses ---------------------------------------------------------------
+
+
+def preferences_for(user: Any) -> EmailPreferences:
+    """The user's preferences; an unsaved row with the defaults if they never changed them.
+    No query if they were fetched with `select_related("email_preferences")`."""
+    try:
+        prefs: EmailPreferences = user.email_preferences
+    except EmailPreferences.DoesNotExist:
+        return EmailPreferences(user_id=user.pk)
+    return prefs
+
+
+def preferences_update(
+    *, user: Any, turn_mails: str, reminder: bool, game_over: bool
+) -> EmailPreferences:
+    if turn_mails not in TurnMails.values:
+        raise NotificationError("Choose how to hear that it is your turn.")
+    prefs, _ = EmailPreferences.objects.update_or_create(
+        user_id=user.pk,
+        defaults={"turn_mails": turn_mails, "reminder": reminder, "game_over": game_over},
+    )
+    return prefs
+
+
+def wants(prefs: EmailPreferences, kind: str) -> bool:
+    if kind == Kind.YOUR_TURN:
+        return prefs.turn_mails == TurnMails.IMMEDIATE
+    if kind == Kind.DIGEST:
+        return prefs.turn_mails == TurnMails.DIGEST
+    if kind == Kind.REMINDER:
+        return prefs.reminder
+    if kind == Kind.GAME_OVER:
+        return prefs.game_over
+    raise ValueError(f"no such mail: {kind!r}")
+
+
+def verified_address(user: Any) -> str:
+    """The address mails may go to, or "" for a user without a verified one."""
+    profile = getattr(user, "profile", None)
+    if not user.is_active or not user.email or profile is None or not profile.email_verified:
+        return ""
+    return str(user.email)
+
+
+# --- unsubscribing, without signing in ------------------------------------------------------
+
+
+def unsubscribe_token(*, user_id: int, kind: str) -> str:
+    # Never expires: a link in an old mail must still work.
+    return signing.dumps([user_id, kind], salt=UNSUBSCRIBE_SALT)
+
+
+def unsubscribe_url(*, user_id: int, kind: str) -> str:
+    token = unsubscribe_token(user_id=user_id, kind=kind)
+    return settings.SITE_URL + reverse("unsubscribe", args=[token])
+
+
+def unsubscribe_read(*, token: str) -> tuple[Any, str]:
+    """The user and the kind of mail an unsubscribe link is for."""
+    try:
+        data = signing.loads(token, salt=UNSUBSCRIBE_SALT)
+    except signing.BadSignature:
+        raise NotificationError(
+            "This unsubscribe link is not valid: copy the whole link from the mail."
+        ) from None
+    if (
+        not isinstance(data, list)
+        or len(data) != 2
+        or not isinstance(data[0], int)
+        or data[1] not in Kind.values
+    ):
+        raise NotificationError("This unsubscribe link is not valid.")
+    user = User.objects.filter(pk=data[0]).first()
+    if user is None:
+        raise NotificationError("This unsubscribe link is for an account that no longer exists.")
+    return user, str(data[1])
+
+
+def unsubscribe(*, token: str) -> tuple[Any, str]:
+    """Switch off the kind of mail the link is for. Doing it twice is fine."""
+    user, kind = unsubscribe_read(token=token)
+    changes: dict[str, object]
+    if kind in {Kind.YOUR_TURN, Kind.DIGEST}:
+        changes = {"turn_mails": TurnMails.OFF}
+    elif kind == Kind.REMINDER:
+        changes = {"reminder": False}
+    else:
+        changes = {"game_over": False}
+    EmailPreferences.objects.update_or_create(user_id=user.pk, defaults=changes)
+    return user, kind
+
+
+# --- called by the services, inside their transaction, under the game's lock -----------------
+
+
+def turn_started(*, game: Game, seat: Seat) -> None:
+    """A seat was given a deadline: a reminder for when a fifth of its time is left, and a
+    "your turn" mail."""
+    duration = game.clock_duration
+    if duration is None or seat.deadline is None or seat.user_id is None or seat.bot:
+        return  # bots need no reminding
+    Reminder.objects.bulk_create(
+        [Reminder(seat=seat, ply=game.ply, due=seat.deadline - duration / REMINDER_SHARE)],
+        ignore_conflicts=True,
+    )
+    user = _people().filter(pk=seat.user_id).first()
+    _mails_queue(game=game, people=[(seat, user)], kind=Kind.YOUR_TURN, ply=game.ply)
+
+
+def turn_ended(*, seat: Seat) -> None:
+    """The seat moved (or was dropped): its reminder is not needed any more."""
+    Reminder.objects.filter(seat=seat).delete()
+
+
+def game_ended(*, game: Game) -> None:
+    """The game is over (finished or aborted): no more reminders, a mail to every person."""
+    Reminder.objects.filter(seat__game=game).delete()
+    seats = Seat.objects.filter(game=game, user__isnull=False, bot="").select_related(
+        "user__profile", "user__email_preferences"
+    )
+    people = [(seat, seat.user) for seat in seats]
+    _mails_queue(game=game, people=people, kind=Kind.GAME_OVER, ply=game.ply)
+
+
+def reminder_due(*, reminder_id: int, now: datetime) -> bool:
+    """Turn a due reminder into a mail, once. The caller holds the game's lock; the row is read
+    again under it, since a move may have deleted it since the caller found it."""
+    reminder = (
+        Reminder.objects.select_related(
+            "seat__game", "seat__user__profile", "seat__user__email_preferences"
+        )
+        .filter(pk=reminder_id)
+        .first()
+    )
+    if reminder is None:
+        return False
+    seat = reminder.seat
+    game = seat.game
+    reminder.delete()
+    if game.status != Game.Status.ACTIVE or seat.deadline is None or seat.deadline <= now:
+        return False
+    _mails_queue(game=game, people=[(seat, seat.user)], kind=Kind.REMINDER, ply=reminder.ply)
+    return True
+
+
+def _people() -> QuerySet[Any]:
+    return User.objects.select_related("profile", "email_preferences")
+
+
+def _mails_queue(*, game: Game, people: Sequence[tuple[Seat, Any]], kind: str, ply: int) -> None:
+    """An outbox row for each (seat, user) who wants this mail, unless it is there already.
+    Under the game's lock, so no other transaction makes this game's rows meanwhile."""
+    wanted = [
+        Outbox(game=game, seat=seat.index, ply=ply, kind=kind, user=user)
+        for seat, user in people
+        if user is not None
+        and not seat.bot
+        and verified_address(user)
+        and wants(preferences_for(user), kind)
+    ]
+    if not wanted:
+        return
+    there = set(Outbox.objects.filter(game=game, ply=ply, kind=kind).values_list("seat", flat=True))
+    created = Outbox.objects.bulk_create([row for row in wanted if row.seat not in there])
+    _send_on_commit(row.pk for row in created)
+
+
+def _send_on_commit(outbox_ids: Iterable[int]) -> None:
+    from . import tasks
+
+    for pk in outbox_ids:
+        # robust: a broker that is down must not fail the move; the sweep requeues the mail.
+        transaction.on_commit(functools.partial(tasks.mail_send.delay, pk), robust=True)
+
+
+# --- digests ---------------------------------------------------------------------------------
+
+
+def digest_queue_all(*, day: date | None = None) -> int:
+    """One digest for each person who chose it and has a game waiting for their move. Safe to
+    run twice a day: the second run finds each day's row there."""
+    day = day or clock.now().date()
+    user_ids = set(
+        Seat.objects.filter(
+            deadline__isnull=False,
+            game__status=Game.Status.ACTIVE,
+            user__email_preferences__turn_mails=TurnMails.DIGEST,
+        ).values_list("user_id", flat=True)
+    )
+    created: list[int] = []
+    with transaction.atomic():
+        for user in User.objects.select_related("profile").filter(pk__in=user_ids):
+            if not verified_address(user):
+                continue
+            row, was_created = Outbox.objects.get_or_create(kind=Kind.DIGEST, user=user, day=day)
+            if was_created:
+                created.append(row.pk)
+        _send_on_commit(created)
+    return len(created)
+
+
+def _digest_seats(user_id: int) -> list[Seat]:
+    return list(
+        Seat.objects.filter(user_id=user_id, deadline__isnull=False, game__status="active")
+        .select_related("game")
+        .order_by("deadline")
+    )
+
+
+# --- sending ---------------------------------------------------------------------------------
+
+
+def outbox_send(*, outbox_id: int, last_attempt: bool = True) -> str | None:
+    """Send one outbox mail, unless it went out already or is not wanted any more. Returns the
+    row's new status, or None if there was nothing to do. A send error is recorded and raised
+    for the task to retry, except on the last attempt, which marks the mail failed."""
+    error: Exception | None = None
+    with transaction.atomic():
+        # Locked while sending: a second task for the same row skips it and, if the first one
+        # dies, the lock goes with its connection and the row is still pending.
+        row = Outbox.objects.select_for_update(skip_locked=True).filter(pk=outbox_id).first()
+        if row is None or row.status != Outbox.Status.PENDING:
+            return None
+        user = User.objects.select_related("profile", "email_preferences").get(pk=row.user_id)
+        now = clock.now()
+        reason = _not_wanted(row, user)
+        message = None if reason else _message(row, user)
+        if message is None:
+            row.status = Outbox.Status.SKIPPED
+            row.note = reason or "nothing to tell"
+            row.save(update_fields=["status", "note"])
+            return row.status
+        row.to_email = message.to[0]
+        row.subject = message.subject[:200]
+        row.attempts += 1
+        row.queued_at = now
+        try:
+            message.send()
+        except SEND_ERRORS as exc:
+            error = exc
+            row.note = f"{type(exc).__name__}: {exc}"[:2000]
+            if last_attempt:
+                row.status = Outbox.Status.FAILED
+        else:
+            row.status = Outbox.Status.SENT
+            row.sent_at = now
+            row.note = ""
+        row.save()
+    if error is not None and not last_attempt:
+        raise error
+    return row.status
+
+
+def _not_wanted(row: Outbox, user: Any) -> str:
+    """Why this mail should not go out now, or ""."""
+    if not verified_address(user):
+        return "no verified address"
+    if not wants(preferences_for(user), row.kind):
+        return "switched off in the email settings"
+    if row.kind in {Kind.YOUR_TURN, Kind.REMINDER}:
+        seat = (
+            Seat.objects.filter(game_id=row.game_id or 0, index=row.seat or 0)
+            .select_related("game")
+            .first()
+        )
+        if seat is None or seat.game.status != Game.Status.ACTIVE:
+            return "the game is over"
+        if seat.user_id != user.pk or seat.deadline is None:
+            return "the seat has moved since"
+        if row.kind == Kind.YOUR_TURN and is_watching(game_id=seat.game_id, user_id=user.pk):
+            return "the player had the game open"
+    return ""
+
+
+def _message(row: Outbox, user: Any) -> EmailMultiAlternatives | None:
+    context = _context(row, user)
+    if context is None:
+        return None
+    name = row.kind
+    subject = " ".join(render_to_string(f"emails/{name}_subject.txt", context).split())
+    text = render_to_string(f"emails/{name}_body.txt", context)
+    html = render_to_string(f"emails/{name}_body.html", context)
+    message = EmailMultiAlternatives(
+        subject,
+        text,
+        to=[verified_address(user)],
+        headers={
+            # RFC 8058: one POST to this address unsubscribes, without signing in.
+            "List-Unsubscribe": f"<{context['unsubscribe_url']}>",
+            "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
+            "Auto-Submitted": "auto-generated",
+        },
+    )
+    message.attach_alternative(html, "text/html")
+    return message
+
+
+def _context(row: Outbox, user: Any) -> dict[str, Any] | None:
+    context: dict[str, Any] = {
+        "user": user,
+        "site_url": settings.SITE_URL,
+        "settings_url": settings.SITE_URL + reverse("email_settings"),
+        "unsubscribe_url": unsubscribe_url(user_id=user.pk, kind=row.kind),
+        "unsubscribe_what": UNSUBSCRIBE_WHAT[Kind(row.kind)],
+    }
+    if row.kind == Kind.DIGEST:
+        seats = _digest_seats(user.pk)
+        if not seats:
+            return None
+        now = clock.now()
+        context["games"] = [
+            {
+                "game": s.game,
+                "url": settings.SITE_URL + s.game.get_absolute_url(),
+                "left": clock.format_left(s.deadline - now) if s.deadline else "",
+                "deadline": s.deadline,
+            }
+            for s in seats
+        ]
+        return context
+    game = row.game
+    assert game is not None
+    seats = list(game.seats.select_related("user").order_by("index"))
+    mine = next(s for s in seats if s.index == row.seat)
+    context.update(
+        game=game,
+        title=game.get_kind_display(),
+        game_url=settings.SITE_URL + game.get_absolute_url(),
+        others=[s.name for s in seats if s.index != row.seat],
+        seat=mine,
+    )
+    if row.kind in {Kind.YOUR_TURN, Kind.REMINDER}:
+        assert mine.deadline is not None
+        context["deadline"] = mine.deadline
+        context["left"] = clock.format_left(mine.deadline - clock.now())
+        context["clock"] = clock.format_left(game.clock_duration or timedelta())
+    else:
+        context.update(_result(game, seats, mine))
+    return context
+
+
+def _result(game: Game, seats: list[Seat], mine: Seat) -> dict[str, Any]:
+    """What a "game over" mail says to one seat."""
+    if game.status == Game.Status.ABORTED:
+        return {
+            "outcome": "aborted",
+            "summary": "The game was aborted: nobody moved before the first deadline. "
+            "There is no result.",
+        }
+    winners = [s.name for s in seats if s.place == 1]
+    last = game.moves.order_by("-ply").first()
+    how = ""
+    if last is not None and last.move.get("timeout"):
+        how = f"{_seat_name(seats, last.seat, mine)} ran out of time"
+    elif last is not None and last.move.get("resign"):
+        how = f"{_seat_name(seats, last.seat, mine)} resigned"
+    elif game.result_reason == "exit":
+        how = "the winner reached the goal"
+    if mine.place == 1:
+        outcome = "you won"
+    elif mine.place is None:
+        outcome = "it ended"
+    else:
+        outcome = "you lost"
+    summary = f"{' and '.join(winners) or 'Nobody'} won"
+    summary += f" ({how})." if how else "."
+    return {"outcome": outcome, "summary": summary}
+
+
+def _seat_name(seats: list[Seat], index: int, mine: Seat) -> str:
+    if index == mine.index:
+        return "you"
+    return next((s.name for s in seats if s.index == index), f"seat {index}")
+
+
+# --- for the admin and the sweep -------------------------------------------------------------
+
+
+def outbox_resend(*, outbox_ids: Iterable[int]) -> int:
+    """Send stuck mails (pending or failed) again. A mail that was sent or skipped stays so."""
+    with transaction.atomic():
+        ids = list(
+            Outbox.objects.select_for_update()
+            .filter(
+                pk__in=list(outbox_ids), status__in=[Outbox.Status.PENDING, Outbox.Status.FAILED]
+            )
+            .values_list("pk", flat=True)
+        )
+        Outbox.objects.filter(pk__in=ids).update(
+            status=Outbox.Status.PENDING, attempts=0, note="", queued_at=clock.now()
+        )
+        _send_on_commit(ids)
+    return len(ids)
+
+
+def outbox_requeue_stuck(*, now: datetime, quiet_for: timedelta, limit: int = 500) -> int:
+    """Queue again the pending mails nothing has happened to for `quiet_for` (longer than the
+    longest retry backoff): their task was lost."""
+    with transaction.atomic():
+        ids = list(
+            Outbox.objects.select_for_update(skip_locked=True)
+            .filter(status=Outbox.Status.PENDING, queued_at__lte=now - quiet_for)
+            .order_by("queued_at")
+            .values_list("pk", flat=True)[:limit]
+        )
+        Outbox.objects.filter(pk__in=ids).update(queued_at=now)
+        _send_on_commit(ids)
+    return len(ids)

@@ -1,0 +1,156 @@
+"""What has fallen due: expired deadlines, due reminders, bot turns whose task was lost, mails
+whose task was lost. The beat runs `sweep()` every SWEEP_INTERVAL_SECONDS.
+
+Any number of sweeps may run at once. Each claims games in small batches with
+`FOR UPDATE OF game SKIP LOCKED`, the lock a move takes, so two sweeps never wait for each other
+and a move waits at most for one batch; the service each one calls checks again under that
+lock. The queries walk partial indexes on the due time, so a sweep's cost grows with what is
+due, not with the number of games."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.db.models import QuerySet
+
+from . import clock, notifications, services
+from .models import Clock, Game, Reminder, Seat
+
+logger = logging.getLogger(__name__)
+
+BATCH_SIZE = 50
+MAX_BATCHES = 200  # at most 10,000 rows a sweep; the next sweep goes on
+# A bot answers within seconds; one whose turn started this long ago lost its task.
+BOT_GRACE = timedelta(seconds=60)
+# Longer than the longest retry backoff of a mail (see tasks.mail_send).
+MAIL_QUIET_FOR = timedelta(minutes=15)
+
+
+@dataclass
+class SweepReport:
+    timeouts: int = 0
+    reminders: int = 0
+    bot_turns: int = 0
+    mails: int = 0
+
+
+def sweep() -> SweepReport:
+    """Everything that is due. A part that fails is logged and does not stop the others."""
+    report = SweepReport()
+    parts: dict[str, Callable[[], int]] = {
+        "timeouts": deadlines_sweep,
+        "reminders": reminders_sweep,
+        "bot_turns": bot_turns_sweep,
+        "mails": mails_sweep,
+    }
+    for field in fields(report):
+        try:
+            setattr(report, field.name, parts[field.name]())
+        except Exception:
+            logger.exception("the %s sweep failed; the next sweep tries again", field.name)
+    return report
+
+
+def expired_seats(now: datetime) -> QuerySet[Seat]:
+    """Seats of running games whose deadline has passed, earliest first (an index range scan
+    on `seat_deadline`)."""
+    return (
+        Seat.objects.filter(deadline__lte=now, game__status=Game.Status.ACTIVE)
+        .select_related("game")
+        .only("index", "deadline", "game__id", "game__status")
+        .order_by("deadline")
+    )
+
+
+def deadlines_sweep(*, batch_size: int = BATCH_SIZE, max_batches: int = MAX_BATCHES) -> int:
+    """Time out every seat whose deadline has passed, each exactly once. Returns how many
+    seats were handed to `services.seat_timeout`."""
+    now = clock.now()
+    done = 0
+    failed: set[int] = set()
+    for _ in range(max_batches):
+        with transaction.atomic():
+            batch = list(
+                expired_seats(now)
+                .exclude(pk__in=failed)
+                .select_for_update(skip_locked=True, of=("game",))[:batch_size]
+            )
+            for seat in batch:
+                try:
+                    # Its own savepoint: a failure undoes this game only.
+                    services.seat_timeout(game_id=seat.game_id, seat_index=seat.index)
+                except Exception:
+                    logger.exception("timing out game %s seat %s failed", seat.game_id, seat.index)
+                    failed.add(seat.pk)
+                else:
+                    done += 1
+        if len(batch) < batch_size:
+            break
+    return done
+
+
+def due_reminders(now: datetime) -> QuerySet[Reminder]:
+    return (
+        Reminder.objects.filter(due__lte=now)
+        .select_related("seat__game")
+        .only("seat__id", "seat__game__id")
+        .order_by("due")
+    )
+
+
+def reminders_sweep(*, batch_size: int = BATCH_SIZE, max_batches: int = MAX_BATCHES) -> int:
+    """Turn every due reminder into a mail. Returns how many mails were due."""
+    now = clock.now()
+    done = 0
+    failed: set[int] = set()
+    for _ in range(max_batches):
+        with transaction.atomic():
+            batch = list(
+                due_reminders(now)
+                .exclude(pk__in=failed)
+                .select_for_update(skip_locked=True, of=("seat__game",))[:batch_size]
+            )
+            for reminder in batch:
+                try:
+                    with transaction.atomic():
+                        done += notifications.reminder_due(reminder_id=reminder.pk, now=now)
+                except Exception:
+                    logger.exception("the reminder %s failed", reminder.pk)
+                    failed.add(reminder.pk)
+        if len(batch) < batch_size:
+            break
+    return done
+
+
+def bot_turns_sweep() -> int:
+    """Queue again every bot turn that has waited longer than BOT_GRACE (its task was lost:
+    a worker killed, a broker restarted). The task checks the ply, so a double is harmless."""
+    from . import tasks
+
+    now = clock.now()
+    waiting = (
+        Seat.objects.filter(deadline__isnull=False)
+        .exclude(bot="")
+        .select_related("game")
+        .only("deadline", "game__id", "game__clock", "game__ply", "game__status")
+    )
+    queued: set[tuple[int, int]] = set()
+    for seat in waiting:
+        duration = Clock.duration(seat.game.clock)
+        if duration is None or seat.deadline is None or seat.game.status != Game.Status.ACTIVE:
+            continue
+        if seat.deadline - duration > now - BOT_GRACE:
+            continue  # its turn started less than BOT_GRACE ago
+        key = (seat.game_id, seat.game.ply)
+        if key not in queued:
+            queued.add(key)
+            tasks.bot_turn.delay(*key)
+    return len(queued)
+
+
+def mails_sweep() -> int:
+    return notifications.outbox_requeue_stuck(now=clock.now(), quiet_for=MAIL_QUIET_FOR)

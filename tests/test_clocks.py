@@ -1,0 +1,259 @@
+"""Clocks: deadlines, reminders, a move that comes too late, and moves racing each other and
+the sweep on PostgreSQL."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+
+import pytest
+import time_machine
+from django.db import connection, connections
+from django.urls import reverse
+
+from games import notifications, services, sweeps
+from games.models import Game, Move, Reminder, Seat
+from tests.worker_fixtures import (
+    Queued,
+    legal_move,
+    make_game,
+    make_player,
+    play_one,
+    player_at,
+    queued,
+    to_move,
+)
+
+__all__ = ["queued"]  # a fixture, used by name
+
+# Ahead of the real clock, so that nothing is overdue by accident outside time travel.
+START = datetime.now(UTC).replace(microsecond=0) + timedelta(days=1)
+pytestmark = pytest.mark.usefixtures("queued")
+
+
+@pytest.mark.django_db
+def test_the_seat_to_move_gets_a_deadline_and_a_reminder_at_a_fifth_of_its_clock() -> None:
+    with time_machine.travel(START, tick=False):
+        game = make_game(make_player(), make_player())
+    first = to_move(game)
+    seats = {s.index: s for s in game.seats.all()}
+    assert seats[first].deadline == START + timedelta(days=3)
+    assert seats[1 - first].deadline is None
+    (reminder,) = Reminder.objects.all()
+    assert (reminder.seat_id, reminder.ply) == (seats[first].pk, 0)
+    assert reminder.due == START + timedelta(days=3) - timedelta(days=3) / 5
+
+    with time_machine.travel(START + timedelta(hours=5), tick=False):
+        play_one(game)
+    # The mover's reminder is gone; the other seat's turn starts with a full clock.
+    (reminder,) = Reminder.objects.all()
+    assert reminder.seat_id == seats[1 - first].pk and reminder.ply == 1
+    seat = Seat.objects.get(pk=seats[1 - first].pk)
+    assert seat.deadline == START + timedelta(hours=5, days=3)
+
+
+@pytest.mark.django_db
+def test_a_30_day_clock_gives_30_days() -> None:
+    with time_machine.travel(START, tick=False):
+        game = make_game(make_player(), make_player(), clock="P30D")
+    seat = Seat.objects.get(game=game, deadline__isnull=False)
+    assert seat.deadline == START + timedelta(days=30)
+    assert Reminder.objects.get().due == START + timedelta(days=24)
+
+
+@pytest.mark.django_db
+def test_a_move_after_its_deadline_is_refused_before_the_sweep_runs() -> None:
+    with time_machine.travel(START, tick=False):
+        game = make_game(make_player(), make_player())
+        play_one(game)
+    mover = to_move(game)
+
+    def submit() -> None:
+        services.move_submit(
+            game_id=game.pk, user=player_at(game, mover), ply=1, move=legal_move(game)
+        )
+
+    def refused():  # type: ignore[no-untyped-def]
+        return pytest.raises(services.MoveRefused, match="Your time for this move has run out")
+
+    with time_machine.travel(START + timedelta(days=3, seconds=1), tick=False), refused():
+        submit()
+    game.refresh_from_db()
+    assert game.ply == 1 and game.status == Game.Status.ACTIVE
+    # Exactly at the deadline is too late as well; a second before is in time.
+    with time_machine.travel(START + timedelta(days=3), tick=False), refused():
+        submit()
+    with time_machine.travel(START + timedelta(days=3) - timedelta(seconds=1), tick=False):
+        submit()
+    game.refresh_from_db()
+    assert game.ply == 2
+
+
+@pytest.mark.django_db
+def test_the_game_page_shows_the_rule_and_each_clock(client) -> None:  # type: ignore[no-untyped-def]
+    with time_machine.travel(START, tick=False):
+        game = make_game(make_player(), make_player())
+        page = client.get(reverse("game", args=[game.pk])).content.decode()
+    assert "3 days for each move; a player who runs out loses." in page
+    deadline = Seat.objects.get(game=game, deadline__isnull=False).deadline
+    assert deadline is not None
+    assert f'data-deadline="{deadline.isoformat()}"' in page
+    assert "3 days, 0:00:00" in page
+
+    three = make_game(make_player(), make_player(), make_player(), clock="P30D")
+    page = client.get(reverse("game", args=[three.pk])).content.decode()
+    assert "30 days for each move; a player who runs out is dropped." in page
+
+
+@pytest.mark.django_db
+def test_the_poll_marks_a_signed_in_player_as_watching(client) -> None:  # type: ignore[no-untyped-def]
+    game = make_game(make_player(), make_player())
+    player = player_at(game, 0)
+    url = reverse("game", args=[game.pk]) + f"?since={game.version}"
+    client.get(url, HTTP_HX_REQUEST="true")
+    assert not notifications.is_watching(game_id=game.pk, user_id=player.pk)
+    client.force_login(player)
+    assert client.get(url, HTTP_HX_REQUEST="true").status_code == 204
+    assert notifications.is_watching(game_id=game.pk, user_id=player.pk)
+    assert not notifications.is_watching(game_id=game.pk, user_id=player_at(game, 1).pk)
+
+
+# --- races on PostgreSQL, with real threads and their own connections -------------------------
+
+
+def _in_thread(work, results: list, index: int) -> None:  # type: ignore[no-untyped-def]
+    try:
+        results[index] = work()
+    except BaseException as exc:  # noqa: BLE001 - reported by the main thread
+        results[index] = exc
+    finally:
+        connections.close_all()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_20_threads_posting_the_same_move_apply_it_once(queued: Queued) -> None:
+    threads_count, rounds = 20, 50
+    players = [make_player(), make_player()]
+    game = make_game(*players)
+    plan: dict[str, object] = {}
+    results: list[object] = [None] * threads_count
+    start = threading.Barrier(threads_count + 1)
+    done = threading.Barrier(threads_count + 1)
+
+    def worker(index: int) -> None:
+        try:
+            for _ in range(rounds):
+                start.wait()
+
+                def post() -> object:
+                    return services.move_submit(
+                        game_id=plan["game"],  # type: ignore[arg-type]
+                        user=plan["user"],  # type: ignore[arg-type]
+                        ply=plan["ply"],  # type: ignore[arg-type]
+                        move=plan["move"],  # type: ignore[arg-type]
+                    )
+
+                try:
+                    results[index] = post()
+                except services.MoveRefused as exc:
+                    results[index] = exc
+                done.wait()
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(threads_count)]
+    for t in threads:
+        t.start()
+    try:
+        for _ in range(rounds):
+            game.refresh_from_db()
+            if game.status != Game.Status.ACTIVE:
+                game = make_game(*players)
+            seat = to_move(game)
+            plan.update(
+                game=game.pk, user=player_at(game, seat), ply=game.ply, move=legal_move(game)
+            )
+            start.wait(timeout=60)
+            done.wait(timeout=60)
+            applied = [r for r in results if isinstance(r, Move)]
+            refused = [r for r in results if isinstance(r, services.MoveRefused)]
+            assert len(applied) == 1, results
+            assert len(refused) == threads_count - 1, results
+            for exc in refused:
+                assert "earlier position" in str(exc) or "The game is over" in str(exc)
+            assert Move.objects.filter(game_id=plan["game"], ply=plan["ply"] + 1).count() == 1  # type: ignore[operator]
+    finally:
+        start.abort()
+        done.abort()
+        for t in threads:
+            t.join(timeout=30)
+    connection.close()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_move_and_the_sweep_racing_for_a_game_exactly_one_wins(queued: Queued) -> None:
+    players = [make_player(), make_player()]
+    rng = random.Random(3)
+    outcomes = {"move": 0, "timeout": 0}
+    for _ in range(30):
+        game = make_game(*players)
+        play_one(game)  # ply 1: a timeout now loses the game instead of aborting it
+        mover = to_move(game)
+        # Both threads start at t0 (after connecting); the deadline falls in the middle of the
+        # window in which each acts, so either may get the game's lock first.
+        t0 = time.time() + 0.3
+        deadline = datetime.fromtimestamp(t0 + 0.04, UTC)
+        Seat.objects.filter(game=game, index=mover).update(deadline=deadline)
+        move = legal_move(game)
+        players_at = {s.index: s.user for s in game.seats.select_related("user")}
+        results: list[object] = [None, None]
+        move_at, sweep_at = t0 + rng.uniform(0, 0.08), t0 + rng.uniform(0, 0.08)
+
+        def submit(
+            at: float = move_at, game_id: int = game.pk, user: object = players_at[mover], move=move
+        ) -> object:
+            connection.ensure_connection()
+            time.sleep(max(0, at - time.time()))
+            return services.move_submit(game_id=game_id, user=user, ply=1, move=move)
+
+        def sweep(at: float = sweep_at) -> object:
+            connection.ensure_connection()
+            time.sleep(max(0, at - time.time()))
+            return sweeps.deadlines_sweep()
+
+        threads = [
+            threading.Thread(target=_in_thread, args=(submit, results, 0)),
+            threading.Thread(target=_in_thread, args=(sweep, results, 1)),
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=30)
+        # If the move came too late and the sweep too early, a sweep after the deadline ends it.
+        while datetime.now(UTC) <= deadline:
+            time.sleep(0.005)
+        sweeps.deadlines_sweep()
+
+        game.refresh_from_db()
+        (second,) = Move.objects.filter(game=game, ply=2)
+        if isinstance(results[0], Move):
+            outcomes["move"] += 1
+            assert second.move == move and game.status == Game.Status.ACTIVE
+            assert Seat.objects.get(game=game, index=mover).deadline is None
+        else:
+            outcomes["timeout"] += 1
+            assert isinstance(results[0], services.MoveRefused), results
+            assert str(results[0]) in {
+                "Your time for this move has run out.",
+                "The game is over.",
+            }
+            assert second.move == {"timeout": True} and second.seat == mover
+            assert game.status == Game.Status.FINISHED
+            assert Seat.objects.get(game=game, index=mover).place == 2
+        assert not isinstance(results[1], BaseException), results
+        assert Move.objects.filter(game=game).count() == 2
+    # Both sides won some of the races: the test did race.
+    assert outcomes["move"] and outcomes["timeout"], outcomes
+    connection.close()

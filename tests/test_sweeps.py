@@ -1,0 +1,242 @@
+"""The sweep: timeouts (lose, dropped, aborted), reminders, lost bot turns, lost mails, each
+exactly once, also with sweeps running at once."""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime, timedelta
+
+import pytest
+import time_machine
+from django.db import connection, connections
+from django.test.utils import CaptureQueriesContext
+
+from games import services, sweeps
+from games.models import Game, Move, Outbox, Reminder, Seat
+from tests.worker_fixtures import (
+    Queued,
+    make_game,
+    make_player,
+    play_one,
+    queued,
+    to_move,
+)
+
+__all__ = ["queued"]
+
+# Ahead of the real clock, so that nothing is overdue by accident outside time travel.
+START = datetime.now(UTC).replace(microsecond=0) + timedelta(days=1)
+LATE = START + timedelta(days=3, seconds=1)
+pytestmark = pytest.mark.usefixtures("queued")
+
+
+@pytest.mark.django_db
+def test_in_a_two_seat_game_the_seat_that_runs_out_loses() -> None:
+    with time_machine.travel(START, tick=False):
+        game = make_game(make_player(), make_player())
+        play_one(game)
+    loser = to_move(game)
+    with time_machine.travel(LATE - timedelta(seconds=2), tick=False):
+        assert sweeps.deadlines_sweep() == 0  # not yet
+    with time_machine.travel(LATE, tick=False):
+        assert sweeps.deadlines_sweep() == 1
+        assert sweeps.deadlines_sweep() == 0  # once
+    game.refresh_from_db()
+    assert game.status == Game.Status.FINISHED and game.result_reason == "timeout"
+    assert game.finished_at == LATE
+    places = dict(game.seats.values_list("index", "place"))
+    assert places == {loser: 2, 1 - loser: 1}
+    last = Move.objects.get(game=game, ply=2)
+    assert last.move == {"timeout": True} and last.seat == loser
+    assert not Seat.objects.filter(game=game, deadline__isnull=False).exists()
+    assert not Reminder.objects.filter(seat__game=game).exists()
+
+
+@pytest.mark.django_db
+def test_a_game_with_no_move_yet_is_aborted() -> None:
+    with time_machine.travel(START, tick=False):
+        game = make_game(make_player(), make_player())
+    with time_machine.travel(LATE, tick=False):
+        assert sweeps.deadlines_sweep() == 1
+    game.refresh_from_db()
+    assert game.status == Game.Status.ABORTED and game.ply == 0
+    assert not game.seats.filter(place__isnull=False).exists()
+    assert not Reminder.objects.exists()
+
+
+@pytest.mark.django_db
+def test_in_a_corn_maze_of_three_the_seat_that_runs_out_is_dropped_and_play_goes_on() -> None:
+    with time_machine.travel(START, tick=False):
+        game = make_game(make_player(), make_player(), make_player())
+        play_one(game)
+    dropped = to_move(game)
+    with time_machine.travel(LATE, tick=False):
+        assert sweeps.deadlines_sweep() == 1
+    game.refresh_from_db()
+    assert game.status == Game.Status.ACTIVE and game.ply == 2
+    assert game.state is not None and dropped in game.state["dropped"]
+    following = to_move(game)
+    assert following != dropped
+    seat = Seat.objects.get(game=game, index=following)
+    assert seat.deadline == LATE + timedelta(days=3)
+    assert Reminder.objects.get().seat_id == seat.pk
+    # The next one runs out too: the last seat left wins.
+    with time_machine.travel(LATE + timedelta(days=3, seconds=1), tick=False):
+        assert sweeps.deadlines_sweep() == 1
+    game.refresh_from_db()
+    assert game.status == Game.Status.FINISHED
+    (winner,) = {0, 1, 2} - {dropped, following}
+    assert Seat.objects.get(game=game, index=winner).place == 1
+
+
+@pytest.mark.django_db
+def test_the_sweep_claims_expired_seats_with_one_query_that_skips_locked_games() -> None:
+    # That the query walks the index `seat_deadline` shows at scale: see bench/sweep.py.
+    with time_machine.travel(START, tick=False):
+        games = [make_game(make_player(), make_player()) for _ in range(3)]
+    with time_machine.travel(LATE, tick=False), CaptureQueriesContext(connection) as queries:
+        assert sweeps.deadlines_sweep() == 3
+    claims = [q["sql"] for q in queries if "SKIP LOCKED" in q["sql"]]
+    assert len(claims) == 1
+    assert (
+        claims[0].startswith('SELECT "games_seat"."id"')
+        and 'FOR UPDATE OF "games_game"' in claims[0]
+    )
+    assert '"games_seat"."deadline" <=' in claims[0]
+    assert all(Game.objects.get(pk=g.pk).status == Game.Status.ABORTED for g in games)
+
+
+@pytest.mark.django_db
+def test_a_due_reminder_becomes_one_mail_and_a_move_cancels_it(
+    queued: Queued, django_capture_on_commit_callbacks
+) -> None:
+    with time_machine.travel(START, tick=False):
+        game = make_game(make_player(), make_player())
+    seat = Seat.objects.get(game=game, deadline__isnull=False)
+    due = START + timedelta(days=3) * 4 / 5
+    with time_machine.travel(due - timedelta(seconds=1), tick=False):
+        assert sweeps.reminders_sweep() == 0
+    with time_machine.travel(due, tick=False), django_capture_on_commit_callbacks(execute=True):
+        assert sweeps.reminders_sweep() == 1
+        assert sweeps.reminders_sweep() == 0
+    (mail,) = Outbox.objects.filter(kind=Outbox.Kind.REMINDER)
+    assert (mail.game_id, mail.seat, mail.ply, mail.user_id) == (
+        game.pk,
+        seat.index,
+        0,
+        seat.user_id,
+    )
+    assert mail.pk in queued.mails
+    assert not Reminder.objects.exists()
+
+    # The other player's turn starts; they move a second before their reminder is due.
+    turn = due + timedelta(hours=1)
+    with time_machine.travel(turn, tick=False):
+        play_one(game)
+    reminder = Reminder.objects.get()
+    assert (reminder.ply, reminder.due) == (1, turn + timedelta(days=3) * 4 / 5)
+    with time_machine.travel(reminder.due - timedelta(seconds=1), tick=False):
+        play_one(game)
+    assert Reminder.objects.get().ply == 2
+    with time_machine.travel(reminder.due, tick=False):
+        assert sweeps.reminders_sweep() == 0
+    assert Outbox.objects.filter(kind=Outbox.Kind.REMINDER).count() == 1
+
+
+@pytest.mark.django_db
+def test_a_bot_turn_whose_task_was_lost_is_queued_again(queued: Queued) -> None:
+    human = make_player()
+    with time_machine.travel(START, tick=False), services.bot_tasks_paused():
+        game = make_game(human, bots=("simple",))
+        if to_move(game) == 0:
+            play_one(game)
+    assert to_move(game) == 1 and not queued.of("games.tasks.bot_turn")
+    with time_machine.travel(START + timedelta(seconds=59), tick=False):
+        assert sweeps.bot_turns_sweep() == 0
+    with time_machine.travel(START + timedelta(seconds=61), tick=False):
+        assert sweeps.bot_turns_sweep() == 1
+    game.refresh_from_db()
+    assert queued.of("games.tasks.bot_turn") == [(game.pk, game.ply)]
+    # The task runs (twice, as a redelivered one might): the bot plays once.
+    with time_machine.travel(START + timedelta(seconds=62), tick=False):
+        services.bot_turn_play(game_id=game.pk, ply=game.ply)
+        services.bot_turn_play(game_id=game.pk, ply=game.ply)
+    assert Move.objects.filter(game=game, seat=1).count() == 1
+
+
+@pytest.mark.django_db
+def test_a_mail_whose_task_was_lost_is_queued_again(
+    queued: Queued, django_capture_on_commit_callbacks
+) -> None:
+    with time_machine.travel(START, tick=False):
+        game = make_game(make_player(), make_player())
+    (mail,) = Outbox.objects.all()
+    queued.calls.clear()
+    with time_machine.travel(START + timedelta(minutes=14), tick=False):
+        assert sweeps.mails_sweep() == 0
+    with (
+        time_machine.travel(START + timedelta(minutes=16), tick=False),
+        django_capture_on_commit_callbacks(execute=True),
+    ):
+        assert sweeps.mails_sweep() == 1
+        assert sweeps.mails_sweep() == 0  # queued again just now
+    assert queued.mails == [mail.pk]
+    assert game.pk == mail.game_id
+
+
+@pytest.mark.django_db
+def test_one_failing_part_does_not_stop_the_others(monkeypatch: pytest.MonkeyPatch) -> None:
+    with time_machine.travel(START, tick=False):
+        make_game(make_player(), make_player())
+
+    def broken() -> int:
+        raise RuntimeError("broken")
+
+    monkeypatch.setattr(sweeps, "deadlines_sweep", broken)
+    with time_machine.travel(START + timedelta(days=3) * 4 / 5, tick=False):
+        report = sweeps.sweep()
+    assert report.timeouts == 0 and report.reminders == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_four_sweeps_at_once_time_out_500_games_once_each(queued: Queued) -> None:
+    a, b = make_player(), make_player()
+    with time_machine.travel(START, tick=False):
+        games = [make_game(a, b) for _ in range(500)]
+        for game in games[::2]:
+            play_one(game)  # half with a move (a loss), half without (aborted)
+    queued.calls.clear()
+    import time as _t
+
+    _t0 = _t.monotonic()
+    results: list[object] = [None] * 4
+    barrier = threading.Barrier(4)
+
+    def run(index: int) -> None:
+        try:
+            with time_machine.travel(LATE, tick=False):
+                barrier.wait(timeout=30)
+                results[index] = sweeps.deadlines_sweep(batch_size=20)
+        except BaseException as exc:  # noqa: BLE001
+            results[index] = exc
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert all(isinstance(r, int) for r in results), results
+    assert sum(results) == 500, results  # type: ignore[arg-type]
+
+    assert not Game.objects.filter(status=Game.Status.ACTIVE).exists()
+    assert Game.objects.filter(status=Game.Status.FINISHED).count() == 250
+    assert Game.objects.filter(status=Game.Status.ABORTED).count() == 250
+    assert Move.objects.filter(move={"timeout": True}).count() == 250
+    assert not Seat.objects.filter(deadline__isnull=False).exists()
+    # One "game over" mail for each player of each game, each queued once.
+    over = list(Outbox.objects.filter(kind=Outbox.Kind.GAME_OVER).values_list("pk", flat=True))
+    assert len(over) == 1000
+    assert sorted(queued.mails) == sorted(over)
+    connection.close()

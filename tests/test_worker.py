@@ -1,0 +1,161 @@
+"""A real Celery worker and beat (a subprocess, `celery -A mazesite worker --beat`) against the
+Redis on localhost, on this test's database, and a real SMTP server (aiosmtpd) in the test.
+Deadlines are put in the past directly; nothing is slept through but the worker's own
+one-second sweeps."""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.db import connections
+
+from games import services, tasks
+from games.models import Game, Move, Outbox, Seat
+from tests.worker_fixtures import (
+    Inbox,
+    WorkerProcess,
+    celery_worker_process,
+    make_game,
+    make_player,
+    play_one,
+    player_at,
+    smtp_server,
+    text_and_html,
+    to_move,
+    wait_until,
+)
+
+__all__ = ["celery_worker_process", "smtp_server"]
+
+pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+
+
+def _status(game: Game) -> str:
+    game.refresh_from_db()
+    return game.status
+
+
+def test_the_worker_ends_a_game_whose_deadline_passed_and_mails_each_player_once(
+    celery_worker_process: WorkerProcess, smtp_server: Inbox
+) -> None:
+    ann, bob = make_player("ann"), make_player("bob")
+    game = make_game(ann, bob)
+    first = to_move(game)
+    # The worker mails the first mover that it is their turn ...
+    (turn_mail,) = smtp_server.wait_for(1)
+    assert turn_mail["To"] == player_at(game, first).email
+    play_one(game)
+    loser = to_move(game)
+    # ... and then the other player.
+    assert len(smtp_server.wait_for(2)) == 2
+
+    # The loser's deadline passes; beat sweeps every second, and two more sweeps run at once.
+    Seat.objects.filter(game=game, index=loser).update(
+        deadline=datetime.now(UTC) - timedelta(seconds=1)
+    )
+    errors: list[BaseException] = []
+
+    def sweep_now() -> None:
+        try:
+            tasks.sweep_deadlines.delay()
+        except BaseException as exc:  # noqa: BLE001 - asserted below
+            errors.append(exc)
+
+    sweeps = [threading.Thread(target=sweep_now) for _ in range(2)]
+    for t in sweeps:
+        t.start()
+    for t in sweeps:
+        t.join()
+    assert not errors
+    wait_until(
+        lambda: _status(game) == Game.Status.FINISHED,
+        timeout=60,
+        what=f"the worker to end the game\n{celery_worker_process.output()[-3000:]}",
+    )
+    places = dict(game.seats.values_list("index", "place"))
+    assert places == {loser: 2, 1 - loser: 1}
+    assert game.result_reason == "timeout"
+    assert list(Move.objects.filter(game=game, ply=2).values_list("seat", "move")) == [
+        (loser, {"timeout": True})
+    ]
+
+    messages = smtp_server.wait_for(4)
+    wait_until(
+        lambda: not Outbox.objects.filter(status="pending").exists(),
+        timeout=30,
+        what="every mail to be sent",
+    )
+    time.sleep(3)  # three more sweeps: nothing more may arrive
+    messages = list(smtp_server.messages)
+    assert sorted((m["To"], m["Subject"]) for m in messages) == sorted(
+        [
+            (player_at(game, first).email, f"Your move in Corn maze #{game.pk}"),
+            (player_at(game, 1 - first).email, f"Your move in Corn maze #{game.pk}"),
+            (player_at(game, loser).email, f"Corn maze #{game.pk} is over: you lost"),
+            (player_at(game, 1 - loser).email, f"Corn maze #{game.pk} is over: you won"),
+        ]
+    )
+    for message in messages:
+        # A long header may be folded onto a second line, which the parser keeps as a space.
+        unsubscribe = str(message["List-Unsubscribe"]).strip()
+        assert unsubscribe.startswith("<http") and unsubscribe.endswith("/>")
+        assert "/unsubscribe/" in unsubscribe
+        assert message["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
+        assert message.get_content_type() == "multipart/alternative"
+        text, html = text_and_html(message)
+        assert f"/games/{game.pk}/" in text and f"/games/{game.pk}/" in html
+    assert set(Outbox.objects.values_list("status", flat=True)) == {"sent"}
+    assert Outbox.objects.count() == 4
+
+
+def test_the_sweep_picks_up_a_bot_turn_whose_task_was_lost(
+    celery_worker_process: WorkerProcess, smtp_server: Inbox
+) -> None:
+    human = make_player("cid")
+    # Made while bot tasks are paused: as if the worker had died with the bot's task.
+    with services.bot_tasks_paused():
+        game = make_game(human, bots=("simple",))
+        if to_move(game) == 0:
+            play_one(game)
+    assert to_move(game) == 1
+    ply = game.ply
+    Seat.objects.filter(game=game, index=1).update(
+        deadline=datetime.now(UTC) - timedelta(seconds=90) + timedelta(days=3)
+    )
+    wait_until(
+        lambda: Move.objects.filter(game=game, ply=ply + 1, seat=1).exists(),
+        timeout=60,
+        what=f"the bot to move\n{celery_worker_process.output()[-3000:]}",
+    )
+    game.refresh_from_db()
+    if game.status == Game.Status.ACTIVE:
+        # The worker mails the person that it is their turn again.
+        wait_until(
+            lambda: any(m["Subject"].startswith("Your move") for m in smtp_server.messages),
+            timeout=30,
+            what="the your-turn mail",
+        )
+    assert Move.objects.filter(game=game, seat=1).count() == 1
+
+
+def test_the_sweep_sends_a_mail_whose_task_was_lost(
+    celery_worker_process: WorkerProcess,
+    smtp_server: Inbox,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with monkeypatch.context() as patch:
+        patch.setattr(tasks.mail_send, "delay", lambda *args: None)  # the task is lost
+        game = make_game(make_player("eve"), make_player("fay"))
+    (row,) = Outbox.objects.all()
+    time.sleep(2)
+    assert row.status == "pending" and not smtp_server.messages
+    Outbox.objects.filter(pk=row.pk).update(queued_at=datetime.now(UTC) - timedelta(minutes=20))
+    (message,) = smtp_server.wait_for(1)
+    assert message["To"] == player_at(game, to_move(game)).email
+    wait_until(lambda: Outbox.objects.get(pk=row.pk).status == "sent", timeout=30, what="the row")
+    time.sleep(2)
+    assert len(smtp_server.messages) == 1
+    connections.close_all()
