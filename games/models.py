@@ -54,11 +54,21 @@ class Game(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # A live race (Maze Race): the instant it starts, 3 s after the last runner pressed Ready,
+    # and when the site must act on it: close it at its deadline, or abort it if its runners
+    # never all pressed Ready. Swept like the seats' deadlines.
+    race_starts_at = models.DateTimeField(null=True, blank=True)
+    race_deadline = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         indexes = [
             models.Index(fields=["status", "-created_at"], name="game_status_created"),
             models.Index(fields=["-finished_at", "-id"], name="game_finished"),
+            models.Index(
+                fields=["race_deadline"],
+                name="game_race_deadline",
+                condition=models.Q(race_deadline__isnull=False),
+            ),
         ]
 
     def __str__(self) -> str:
@@ -99,6 +109,7 @@ class Seat(models.Model):
     deadline = models.DateTimeField(null=True, blank=True)
     place = models.PositiveSmallIntegerField(null=True, blank=True)
     joined_at = models.DateTimeField(null=True, blank=True)
+    ready_at = models.DateTimeField(null=True, blank=True)  # a live race: pressed Ready
 
     class Meta:
         ordering = ["game", "index"]
@@ -117,6 +128,9 @@ class Seat(models.Model):
                 name="seat_bot_deadline",
                 condition=models.Q(deadline__isnull=False) & ~models.Q(bot=""),
             ),
+            # A player's games, results and streak (games/archive.py) read only these columns
+            # of the player's seats: an index-only scan, however scattered the rows are.
+            models.Index(fields=["user", "game", "place", "index"], name="seat_user_game"),
         ]
 
     def __str__(self) -> str:

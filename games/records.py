@@ -4,6 +4,7 @@ replaying it from its seed."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -15,6 +16,47 @@ from .models import Game, json_safe
 FORMAT = "mazesite-record/1"
 
 
+# --- optional hooks (see engines/base.py) -----------------------------------------------------
+#   record_move(move, outcome, seat, viewer, over) -> (move, outcome) | None
+#   replay_move(move, outcome) -> move: the move to apply when a record is replayed, from what
+#   the record shows of it (without it: the move as shown).
+# An engine that defines `deadline_ms(state)` and `close(state, now_ms)` (a live race) can end
+# without a move: a record that says it finished is closed at its deadline when replayed.
+# An engine's own hook comes first; SITE_HOOKS holds the ones the site supplies meanwhile.
+
+
+def _race_record_move(
+    move: JSON, outcome: JSON, seat: int, viewer: int | None, over: bool
+) -> tuple[JSON, JSON] | None:
+    """Maze Race: during the race a runner sees its own steps only, spectators none (a step
+    tells where a runner is, and so something of the maze). The stored step carries the time
+    the site gave it (`now_ms`); the record shows the direction, and the outcome says where
+    and when it landed."""
+    if not over and viewer != seat:
+        return None
+    return {k: v for k, v in move.items() if k != "now_ms"}, outcome
+
+
+def _race_replay_move(move: JSON, outcome: JSON) -> JSON:
+    """A live step asked for at its landing time lands at that same time again."""
+    landed = outcome.get("landed_ms")
+    if "dir" in move and landed is not None:
+        return {"dir": move["dir"], "now_ms": landed}
+    return move
+
+
+SITE_HOOKS: dict[str, dict[str, Callable[..., Any]]] = {
+    "mazerace": {"record_move": _race_record_move, "replay_move": _race_replay_move},
+}
+
+
+def _hook(kind: str, name: str) -> Callable[..., Any] | None:
+    found: Callable[..., Any] | None = getattr(ENGINES[kind], name, None)
+    if found is None:
+        found = SITE_HOOKS.get(kind, {}).get(name)
+    return found
+
+
 def record_build(game: Game, *, viewer_seat: int | None) -> JSON:
     """The record as this viewer may see it: while the game runs, the seed and anything the
     engine calls hidden are left out."""
@@ -23,7 +65,7 @@ def record_build(game: Game, *, viewer_seat: int | None) -> JSON:
     seats = list(game.seats.select_related("user").order_by("index"))
     moves = []
     for m in game.moves.order_by("ply"):
-        shown = _public_move(game.kind, m.move, m.outcome, m.seat, viewer_seat, over)
+        shown = public_move(game.kind, m.move, m.outcome, m.seat, viewer_seat, over)
         if shown is None:
             continue
         move, outcome = shown
@@ -66,11 +108,11 @@ def record_build(game: Game, *, viewer_seat: int | None) -> JSON:
     )
 
 
-def _public_move(
+def public_move(
     kind: str, move: JSON, outcome: JSON, seat: int, viewer: int | None, over: bool
 ) -> tuple[JSON, JSON] | None:
-    engine = ENGINES[kind]
-    redact = getattr(engine, "record_move", None)
+    """What this viewer may see of a stored move (None: nothing), as the record shows it."""
+    redact = _hook(kind, "record_move")
     if redact is None:
         return move, outcome
     shown: tuple[JSON, JSON] | None = redact(move, outcome, seat, viewer, over)
@@ -106,17 +148,28 @@ def record_verify(record: Any) -> list[str]:
         problems.append("The starting position is not the one the seed gives.")
     if engine.first_seat(state) != record.get("first_seat"):
         problems.append("The first seat is not the one the seed gives.")
+    replay = _hook(record["game"], "replay_move")
     for entry in record.get("moves") or []:
         ply = entry.get("ply")
         try:
-            state, outcome = engine.apply(state, entry["seat"], entry["move"])
-        except (IllegalMove, KeyError, TypeError, ValueError) as exc:
+            move = entry["move"]
+            if replay is not None:
+                move = replay(move, entry.get("outcome") or {})
+            state, outcome = engine.apply(state, entry["seat"], move)
+        except (IllegalMove, KeyError, TypeError, ValueError, AttributeError) as exc:
             problems.append(f"Move {ply} is not legal: {exc}")
             return problems
         if json_safe(outcome) != entry.get("outcome"):
             problems.append(f"Move {ply}: the outcome is not what the rules and the seed give.")
     result = engine.result(state)
     claimed = record.get("result") or {}
+    close, deadline_ms = getattr(engine, "close", None), getattr(engine, "deadline_ms", None)
+    if result is None and claimed.get("status") == "finished" and close and deadline_ms:
+        # A live race closed at its deadline, which is no move.
+        deadline = deadline_ms(state)
+        if deadline is not None:
+            state = close(state, deadline)
+            result = engine.result(state)
     if claimed.get("status") == "finished":
         if result is None:
             problems.append("The record says the game finished, but the moves do not finish it.")

@@ -15,7 +15,7 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from . import clock, notifications
+from . import clock, notifications, races
 from .bots import get_bot, levels
 from .engines import IllegalMove, get_engine
 from .engines.base import JSON, Engine
@@ -140,6 +140,8 @@ def bot_turn_play(*, game_id: int, ply: int) -> Move | None:
     game = Game.objects.get(pk=game_id)
     if game.status != Game.Status.ACTIVE or game.ply != ply:
         return None
+    if races.is_live(game):
+        return None  # a live race's bots step on the race clock: races.race_advance
     engine = _engine(game.kind)
     assert game.state is not None
     seats = {s.index: s for s in game.seats.all()}
@@ -208,15 +210,26 @@ def _start(game: Game) -> None:
     game.version += 1
     game.save(update_fields=["state", "status", "started_at", "version"])
     _set_deadlines(game, engine)
+    if races.is_live(game):
+        races.ready_phase_begin(game)
     _after_commit(game)
 
 
-def _play(game: Game, seat: Seat, ply: int, move: JSON, *, by_site: bool = False) -> Move:
+def _play(
+    game: Game,
+    seat: Seat,
+    ply: int,
+    move: JSON,
+    *,
+    by_site: bool = False,
+    at_ms: int | None = None,
+) -> Move:
     if game.status == Game.Status.OPEN:
         raise MoveRefused("The game has not started yet: it is waiting for players.")
     if game.is_over:
         raise MoveRefused("The game is over.")
-    if ply != game.ply:
+    # A runner's step in a race does not depend on the other runners' moves.
+    if ply != game.ply and not races.is_race(game):
         raise MoveRefused(
             "That move was for an earlier position: the game has moved on since. "
             "Look at the board again."
@@ -233,6 +246,8 @@ def _play(game: Game, seat: Seat, ply: int, move: JSON, *, by_site: bool = False
         and seat.index in engine.to_move(game.state)
     ):
         raise MoveRefused("Your time for this move has run out.")
+    if races.is_live(game):
+        move = races.live_move(game, move, now=now, at_ms=at_ms)
     try:
         state, outcome = engine.apply(game.state, seat.index, move)
     except IllegalMove as exc:
@@ -258,6 +273,8 @@ def _play(game: Game, seat: Seat, ply: int, move: JSON, *, by_site: bool = False
             s.deadline = None
             s.save(update_fields=["place", "deadline"])
         notifications.game_ended(game=game)
+    if races.is_live(game):
+        races.race_after_move(game)
     game.save()
     if result is None:
         _set_deadlines(game, engine)
@@ -315,6 +332,8 @@ def _after_commit(game: Game) -> None:
 
     if not _queue_bot_turns.get() or game.status != Game.Status.ACTIVE or game.state is None:
         return
+    if races.is_live(game):
+        return  # its bots step on the race clock (races.race_advance), not by turns
     engine = _engine(game.kind)
     to_move = set(engine.to_move(game.state))
     if game.seats.filter(index__in=to_move).exclude(bot="").exists():

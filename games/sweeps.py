@@ -36,6 +36,7 @@ class SweepReport:
     reminders: int = 0
     bot_turns: int = 0
     mails: int = 0
+    races: int = 0
 
 
 def sweep() -> SweepReport:
@@ -46,6 +47,7 @@ def sweep() -> SweepReport:
         "reminders": reminders_sweep,
         "bot_turns": bot_turns_sweep,
         "mails": mails_sweep,
+        "races": races_sweep,
     }
     for field in fields(report):
         try:
@@ -150,6 +152,29 @@ def bot_turns_sweep() -> int:
             queued.add(key)
             tasks.bot_turn.delay(*key)
     return len(queued)
+
+
+def races_sweep(*, limit: int = BATCH_SIZE * MAX_BATCHES) -> int:
+    """Live races: close each one whose deadline has passed (abort one whose runners did not
+    all press Ready in time), and start the tick again for a running race whose chain of ticks
+    was lost. Each race is handled under its own lock (`races.race_advance`), which checks
+    again what is due, so a race is closed exactly once. Walks the partial index on
+    `race_deadline`: only live races that are waiting or running."""
+    from . import races
+
+    now = clock.now()
+    done = 0
+    running = (
+        Game.objects.filter(race_deadline__isnull=False, status=Game.Status.ACTIVE)
+        .order_by("race_deadline")
+        .values_list("pk", flat=True)[:limit]
+    )
+    for game_id in running:
+        try:
+            done += races.race_sweep(game_id=game_id, now=now)
+        except Exception:
+            logger.exception("sweeping the race %s failed", game_id)
+    return done
 
 
 def mails_sweep() -> int:

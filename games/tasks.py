@@ -8,12 +8,19 @@ from typing import Any
 
 from celery import Task, shared_task
 
-from . import notifications, services, sweeps
+from . import notifications, races, services, sweeps
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
 def bot_turn(game_id: int, ply: int) -> None:
     services.bot_turn_play(game_id=game_id, ply=ply)
+
+
+# A live race's clock: one short tick, which queues the next a fraction of a second later.
+# Acknowledged at once: a chain lost with its worker is started again by the sweep.
+@shared_task(acks_late=False)
+def race_tick(game_id: int, token: str = "") -> None:
+    races.race_tick(game_id=game_id, token=token)
 
 
 # Acknowledged at once: a sweep lost with its worker is redone by the next beat, not redelivered.

@@ -15,13 +15,13 @@ from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseStopPolling
 
-from . import clock, notification_views, selectors, services
+from . import clock, notification_views, races, selectors, services
 from .engines import ENGINES, get_engine
 from .engines.base import JSON
 from .guests import player_for
 from .http import HtmxHttpRequest
 from .models import Game, Seat
-from .records import record_build
+from .records import public_move, record_build
 from .ui import MoveInputError, colour, get_ui, has_ui
 
 RESULT_TEXT = {
@@ -29,6 +29,7 @@ RESULT_TEXT = {
     "timeout": "the others ran out of time",
     "resign": "the others resigned",
     "damage": "the other robot broke down",
+    "deadline": "nobody got out: placed by cells covered",
 }
 
 
@@ -140,8 +141,13 @@ def game_context(
             "at": m.at,
         }
         for m in game.moves.all()
+        # Only what the record shows this viewer (a race hides the other runners' steps).
+        if public_move(game.kind, m.move, m.outcome, m.seat, viewer, game.is_over) is not None
     ]
     can_join = game.status == Game.Status.OPEN and my_seat is None and any(s.is_open for s in seats)
+    # A game's own page context, if its UI has one (a live race: Ready, countdown, polling).
+    page_context = getattr(ui, "page_context", None)
+    extra = page_context(game, view, viewer, now) if page_context is not None else {}
     return {
         "game": game,
         "title": engine.TITLE,
@@ -157,6 +163,7 @@ def game_context(
         "clock_text": clock.format_left(game.clock_duration) if game.clock_duration else "live",
         "polling": not game.is_over,
         "result_text": RESULT_TEXT.get(game.result_reason, game.result_reason),
+        **extra,
     }
 
 
@@ -214,6 +221,36 @@ def game_draft(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
         )
     except MoveInputError as exc:
         return _refused(request, game_id, str(exc))
+    return _after_action(request, game_id)
+
+
+@require_POST
+def game_ready(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
+    """A runner of a live race is ready to start."""
+    if not request.user.is_authenticated:
+        return _refused(request, game_id, "You have no seat in this race.")
+    try:
+        races.race_ready(game_id=game_id, user=request.user)
+    except services.GameError as exc:
+        return _refused(request, game_id, str(exc))
+    return _after_action(request, game_id)
+
+
+@require_POST
+def game_hint(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
+    """The strong bot's next step from the runner's own view, in a race with a bot seat:
+    kept with the runner's draft, so it shows until the runner steps."""
+    game = Game.objects.filter(pk=game_id).first()
+    if game is None:
+        raise Http404("No such game.")
+    seat = None
+    if request.user.is_authenticated:
+        seat = game.seats.filter(user=request.user).values_list("index", flat=True).first()
+    try:
+        hint = races.race_hint(game=game, seat_index=seat)
+    except services.GameError as exc:
+        return _refused(request, game_id, str(exc))
+    request.session[_draft_key(game_id)] = {"hint": hint}
     return _after_action(request, game_id)
 
 

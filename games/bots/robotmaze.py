@@ -1,16 +1,24 @@
 """Robot Maze Race bots.
 
-simple: a random warehouse; then it follows the shortest path to J10 that avoids the crates it
-has found (treating every unknown cell as empty), a few commands a turn.
+simple: a random warehouse; then it follows a shortest way to J10 that avoids the crates it has
+found (taking every unknown cell for empty), two to four commands a turn, run once.
 
-strong: a hard warehouse (barriers of crates with their gaps at alternate ends, so that the
-path winds and a searching robot bumps along the barriers); then a model of the opponent's
-warehouse. It draws warehouses consistent with everything its robot has learnt (the crates it
-found, the cells it stood on, exactly 20 crates, a path from A1 to J10), runs every program and
-repeat count through each of them, and picks the one with the best chance of winning the race:
-exiting now wins, reaching 20 damage loses, otherwise its remaining turns (from the true
-distance to J10 in the drawn warehouse and the damage left) are weighed against the opponent's
-(whose robot runs in the bot's own warehouse, so its distance to J10 is known exactly).
+strong, setting up: barriers of crates across the warehouse (rows, columns or anti-diagonals)
+with their gaps at alternate ends, the crates left over where they lengthen the way most; the
+best of a few for a searching robot. The way through is about twice as long as usual.
+
+strong, running: it plans on warehouses drawn at random among those consistent with what its
+robot has learnt (the crates it bumped, the cells it stood on, exactly 20 crates, none on A1 or
+J10, a way from A1 to J10). Some are drawn with the crates scattered at random, some built of
+barriers like the ones people (and this bot) build, as many of each as the evidence favours.
+Every program and repeat count is screened on a first lot of drawn warehouses; the best two
+dozen, with the single steps, are then played out on a fresh lot: after the turn a robot that
+knows what the turn taught it walks on one step at a time, learning each crate by bumping it,
+to a line a fixed distance nearer J10, and a small model (turns to go from the distance left
+and the damage to spare) does the rest. What it is worth is the chance of finishing before the
+opponent, whose robot runs through our own warehouse so that its distance to J10 is known
+exactly (its pace is guessed at first, then watched). Getting out now is a win, 20 damage a
+loss; when the race is tight it takes risks, when it is far ahead it is careful.
 """
 
 from __future__ import annotations

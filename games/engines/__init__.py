@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import cast
 
 from games.engines import cornmaze as cornmaze
+from games.engines import mazerace as mazerace
 from games.engines import robotmaze as robotmaze
 
 from .base import Engine, IllegalMove, Result
 
 ENGINES: dict[str, Engine] = {
-    module.SLUG: cast(Engine, module) for module in (cornmaze, robotmaze)
+    module.SLUG: cast(Engine, module) for module in (cornmaze, robotmaze, mazerace)
 }
 
 

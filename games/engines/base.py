@@ -38,6 +38,11 @@ class Engine(Protocol):
     #   viewer of the record may see of a move (None: nothing); without it, all is public.
     #   play_started(state) -> bool: whether a real move has been made (set-up moves are not
     #   one); a game timed out before that is aborted. Without it: any move counts.
+    #   replay_move(move, outcome) -> move: the move to apply when a record is replayed, from
+    #   what the record shows of it (a live race step: its landing time as `now_ms`).
+    #   deadline_ms(state) and close(state, now_ms): a game the site ends at a deadline with no
+    #   move (a live race); a record that says it finished is closed at its deadline.
+    # (games/records.py supplies Maze Race's record_move and replay_move meanwhile.)
 
     def default_options(self) -> JSON: ...
 

@@ -48,7 +48,7 @@ def cell_name(row: int, col: int) -> str:
 
 
 def parse_cell(name: str) -> Cell:
-    """"A1" -> (0, 0); ValueError for anything that is not a cell of the grid."""
+    """ "A1" -> (0, 0); ValueError for anything that is not a cell of the grid."""
     if len(name) < 2 or name[0] not in ROW_NAMES or not name[1:].isdigit():
         raise ValueError(f"{name!r} is not a cell")
     col = int(name[1:]) - 1
@@ -187,13 +187,11 @@ def random_warehouse(rng: random.Random) -> list[str]:
 
 
 def _rows(crates: set[Cell]) -> list[str]:
-    return [
-        "".join(CRATE if (r, c) in crates else EMPTY for c in range(SIZE)) for r in range(SIZE)
-    ]
+    return ["".join(CRATE if (r, c) in crates else EMPTY for c in range(SIZE)) for r in range(SIZE)]
 
 
 def step(rows: list[str], at: str, direction: str) -> tuple[str | None, str]:
-    """One command from `at`: (the cell tried, or None past the edge; "clear", "crate" or "wall")."""
+    """One command from `at`: (the cell it tries, None past the edge; its result)."""
     r, c = parse_cell(at)
     dr, dc = DIRECTIONS[direction]
     r, c = r + dr, c + dc

@@ -46,15 +46,25 @@ class GameUI(Protocol):
         program to preview), kept in the viewer's session so that a refresh keeps it."""
         ...
 
+    # Optional, used by the game page when a UI has them (Maze Race does):
+    #   page_context(game, view, viewer, now) -> dict: more context for the game page, such
+    #   as `poll_every` ("500ms"), `status_template` (drawn as the status line),
+    #   `clock_rule`, `hide_resign`, `aborted_text`.
+    #   hide_log = True: the page shows no move log.
+
 
 def colour(seat: int) -> str:
     return SEAT_COLOURS[seat % len(SEAT_COLOURS)]
 
 
 def get_ui(slug: str) -> GameUI:
-    from . import cornmaze, robotmaze
+    from . import cornmaze, mazerace, robotmaze
 
-    uis: dict[str, GameUI] = {"cornmaze": cornmaze.UI(), "robotmaze": robotmaze.UI()}
+    uis: dict[str, GameUI] = {
+        "cornmaze": cornmaze.UI(),
+        "robotmaze": robotmaze.UI(),
+        "mazerace": mazerace.UI(),
+    }
     return uis[slug]
 
 

@@ -57,3 +57,176 @@
   setInterval(tick, 1000);
   document.addEventListener("DOMContentLoaded", tick);
 })();
+
+// Maze Race. Countdowns count between server updates; the server's times stay the truth.
+// Steering: arrow keys, WASD, the buttons (held or clicked) or a swipe on the maze. A held key
+// keeps stepping: the next step is sent when the last one has landed (the page says in how
+// many ms), so at most one step is ever waiting, as the server allows.
+(function () {
+  var KEYS = {
+    ArrowUp: "N", ArrowRight: "E", ArrowDown: "S", ArrowLeft: "W",
+    w: "N", d: "E", s: "S", a: "W", W: "N", D: "E", S: "S", A: "W"
+  };
+  var WORDS = { N: "north", E: "east", S: "south", W: "west" };
+  var race = {
+    held: null, queued: null, busy: false, readyAt: 0, timer: null, pointer: false,
+    note: "", noteUntil: 0
+  };
+
+  function timers() {
+    var now = performance.now();
+    document.querySelectorAll("[data-countdown-ms]").forEach(function (el) {
+      if (!el.dataset.until) el.dataset.until = String(now + parseInt(el.dataset.countdownMs, 10));
+      var left = parseFloat(el.dataset.until) - now;
+      var shown = el.querySelector(".left");
+      if (left <= 0) {
+        if (el.dataset.done && !el.dataset.finished) {
+          el.textContent = el.dataset.done;
+          el.dataset.finished = "1";
+        }
+      } else if (shown) {
+        shown.textContent = String(Math.ceil(left / 1000));
+      }
+    });
+    document.querySelectorAll("[data-elapsed-ms]").forEach(function (el) {
+      if (!el.dataset.since) el.dataset.since = String(now - parseInt(el.dataset.elapsedMs, 10));
+      el.textContent = String(Math.floor((now - parseFloat(el.dataset.since)) / 1000));
+    });
+  }
+  setInterval(timers, 100);
+  document.addEventListener("DOMContentLoaded", timers);
+
+  function steer() { return document.getElementById("steer"); }
+
+  // A refused step's message stays for a moment, across the page's swaps.
+  function note(text) {
+    if (text) {
+      race.note = text;
+      race.noteUntil = performance.now() + 2500;
+    }
+    var el = document.getElementById("steer-note");
+    var shown = performance.now() < (race.noteUntil || 0) ? race.note : "";
+    if (!el) return;
+    el.textContent = shown;
+    el.hidden = !shown;
+  }
+
+  function send() {
+    var form = steer();
+    if (!form || race.busy) return;
+    var dir = race.queued || race.held;
+    if (!dir) return;
+    var wait = race.readyAt - performance.now();
+    if (wait > 0) {
+      clearTimeout(race.timer);
+      race.timer = setTimeout(send, wait);
+      return;
+    }
+    race.queued = null;
+    var button = form.querySelector('button[name=dir][value="' + dir + '"]');
+    if (button && button.disabled) {
+      race.held = null;
+      note("There is a wall to the " + WORDS[dir] + ".");
+      return;
+    }
+    race.busy = true;
+    race.noteUntil = 0;
+    var done = function () {
+      race.busy = false;
+      if (race.held || race.queued) send();
+    };
+    htmx.ajax("POST", form.getAttribute("action"), {
+      source: form, target: "#game", swap: "outerHTML", values: { dir: dir }
+    }).then(done, done);
+  }
+
+  function want(dir, hold) {
+    if (!steer()) return false;
+    if (hold) race.held = dir;
+    else race.queued = dir;
+    send();
+    return true;
+  }
+
+  // The page (after a step, a poll or a load) says when this runner's last step lands, or
+  // when the race starts: the next step is sent then.
+  function learn() {
+    var form = steer();
+    if (!form) return;
+    var landedIn = parseInt(form.dataset.landedIn || "0", 10);
+    race.readyAt = Math.max(race.readyAt, performance.now() + landedIn);
+    note("");
+    timers();
+  }
+  document.addEventListener("htmx:afterSwap", learn);
+  document.addEventListener("DOMContentLoaded", learn);
+
+  // A poll answered before a step and delivered after it must not put the runner back.
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var target = event.detail.target;
+    if (!target || target.id !== "game" || !target.dataset.version) return;
+    var match = /data-version="(\d+)"/.exec(event.detail.serverResponse || "");
+    if (match && parseInt(match[1], 10) < parseInt(target.dataset.version, 10)) {
+      event.detail.shouldSwap = false;
+    }
+  });
+
+  document.addEventListener("keydown", function (event) {
+    var dir = KEYS[event.key];
+    if (!dir || event.altKey || event.ctrlKey || event.metaKey) return;
+    var tag = event.target && event.target.tagName;
+    if (tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT") return;
+    if (!steer()) return;
+    event.preventDefault();
+    race.held = dir;
+    if (!event.repeat) race.queued = dir;
+    send();
+  });
+  document.addEventListener("keyup", function (event) {
+    if (KEYS[event.key] && KEYS[event.key] === race.held) race.held = null;
+  });
+  window.addEventListener("blur", function () { race.held = null; });
+
+  // The buttons: held down they keep stepping; a click (or Enter) is one step.
+  document.addEventListener("pointerdown", function (event) {
+    var button = event.target.closest && event.target.closest("#steer button[name=dir]");
+    if (!button || button.disabled) return;
+    race.pointer = true;
+    want(button.value, true);
+  });
+  ["pointerup", "pointercancel"].forEach(function (name) {
+    document.addEventListener(name, function () {
+      if (!race.pointer) return;
+      race.held = null;
+      // The click that follows a press is not one more step; then clicks count again.
+      setTimeout(function () { race.pointer = false; }, 0);
+    });
+  });
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest && event.target.closest("#steer button[name=dir]");
+    if (!button) return;
+    event.preventDefault();
+    if (race.pointer) {
+      race.pointer = false;
+      return;
+    }
+    want(button.value, false);
+  }, true);
+
+  // A swipe on the maze is one step.
+  var touch = null;
+  document.addEventListener("touchstart", function (event) {
+    if (!event.target.closest || !event.target.closest("#maze-board")) return;
+    var t = event.touches[0];
+    touch = { x: t.clientX, y: t.clientY };
+  }, { passive: true });
+  document.addEventListener("touchend", function (event) {
+    if (!touch) return;
+    var t = event.changedTouches[0];
+    var dx = t.clientX - touch.x, dy = t.clientY - touch.y;
+    touch = null;
+    if (Math.max(Math.abs(dx), Math.abs(dy)) < 24) return;
+    var dir = Math.abs(dx) > Math.abs(dy) ? (dx > 0 ? "E" : "W") : (dy > 0 ? "S" : "N");
+    want(dir, false);
+  });
+})();

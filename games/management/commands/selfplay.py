@@ -50,6 +50,10 @@ class Command(BaseCommand):
         if out:
             out.mkdir(parents=True, exist_ok=True)
         game_options = dict(engine.default_options())
+        if game_options.get("mode") == "live":
+            # A live race runs on the race clock. Selfplay runs the slow race: the same maze
+            # for every seat, and the bots step one at a time through the services.
+            game_options["mode"] = "slow"
         if options["size"] is not None:
             game_options["size"] = options["size"]
         creator, _ = get_user_model().objects.get_or_create(username=SELFPLAY_USER)
@@ -57,13 +61,16 @@ class Command(BaseCommand):
         played: Counter[str] = Counter()
         won: Counter[str] = Counter()
         plies: list[int] = []
+        moves_by_level: dict[str, list[int]] = {}
         for n in range(options["games"]):
             # Rotate the bots round the seats so that no level keeps the same seat.
             lineup = [bots[(n + i) % len(bots)] for i in range(seats)]
             game = self._play_one(kind, creator, game_options, lineup, options["max_plies"])
             plies.append(game.ply)
+            moves = Counter(game.moves.values_list("seat", flat=True))
             for seat in game.seats.all():
                 played[seat.bot] += 1
+                moves_by_level.setdefault(seat.bot, []).append(moves[seat.index])
                 if seat.place == 1:
                     won[seat.bot] += 1
             if out:
@@ -73,10 +80,12 @@ class Command(BaseCommand):
 
         self.stdout.write("")
         self.stdout.write(f"{options['games']} games of {engine.TITLE}, {seats} seats")
+        noun = "steps" if kind == "mazerace" else "moves"
         for level in sorted(played):
             share = won[level] / played[level] if played[level] else 0.0
             self.stdout.write(
-                f"  {level:>8}: won {won[level]} of {played[level]} seats played ({share:.1%})"
+                f"  {level:>8}: won {won[level]} of {played[level]} seats played ({share:.1%}),"
+                f" {mean(moves_by_level[level]):.1f} {noun} a seat on average"
             )
         if plies:
             self.stdout.write(f"  mean turns per game: {mean(plies):.1f}")

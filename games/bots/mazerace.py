@@ -1,0 +1,333 @@
+"""Maze Race bots. Each sees only its runner's view: the cells it has seen, with their walls.
+
+- "wall": the right-hand wall follower. It keeps its right hand on a wall; starting from a1
+  with its hand on the outer wall, it follows the wall round to o15, which touches the same
+  outer wall, so it always gets out, by a long way round.
+- "flood": the micromouse flood fill. Every wall it has not seen is taken to be open; it counts
+  the steps from each cell to the exit on that optimistic maze and steps downhill, counting
+  again after every step.
+- "strong": reasons about what the fog can hold. The maze is a uniformly drawn spanning tree
+  with a few loops, and for such a tree the way from the exit to the part already seen enters
+  it through opening k (a seen cell's open wall into the fog) with the probability that a
+  random walk in the fog, started at the exit, first reaches the fog cell behind opening k
+  (Wilson's algorithm says so). The same walks, started from every fog cell, give how big the
+  branch behind each opening is expected to be. Trying an opening costs going there and, if it
+  is the wrong one, walking its branch and back; the bot tries first the opening with the least
+  cost for its chance, as in the classic search for a prize hidden in one of several boxes.
+  Fog the exit cannot be in, and fog with no way to the exit, is never entered.
+
+`hint(view)` is the strong bot's next step with the route it plans: the known way to the
+opening it chose, then the shortest way through the fog from there, taking unseen walls open.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from collections.abc import Sequence
+from functools import lru_cache
+
+from games.engines.mazegen import (
+    BIT,
+    CELL_OF,
+    CELLS,
+    EXIT,
+    NAMES,
+    NEIGHBOURS,
+    OPPOSITE,
+    STEP,
+    direction_between,
+)
+
+from . import JSON, register
+
+UNSEEN = -1
+# Walking a wrong branch to rule it out costs about this many steps per cell it is expected to
+# hold (in and out again, less what the runner sees down straight corridors).
+BRANCH_COST = 1.0
+
+
+def knowledge(view: JSON) -> list[int]:
+    """Open-wall bits per cell as the runner has seen them, UNSEEN for the fog."""
+    known = [UNSEEN] * CELLS
+    for name, bits in view["cells"].items():
+        known[CELL_OF[name]] = bits
+    return known
+
+
+def _may_pass(known: Sequence[int], cell: int, direction: str, other: int) -> bool:
+    """Whether the wall may be open: it is, if a cell on either side was seen with it open; it
+    may be, if neither side was seen."""
+    if known[cell] != UNSEEN:
+        return bool(known[cell] & BIT[direction])
+    if known[other] != UNSEEN:
+        return bool(known[other] & BIT[OPPOSITE[direction]])
+    return True
+
+
+def optimistic_distances(known: Sequence[int], goal: int = EXIT) -> list[int]:
+    """Steps from every cell to `goal`, taking every unseen wall as open (-1: no way)."""
+    found = [-1] * CELLS
+    found[goal] = 0
+    queue = deque([goal])
+    while queue:
+        cell = queue.popleft()
+        for direction, other in NEIGHBOURS[cell]:
+            if found[other] < 0 and _may_pass(known, cell, direction, other):
+                found[other] = found[cell] + 1
+                queue.append(other)
+    return found
+
+
+def _heading(view: JSON) -> str | None:
+    path = view["path"]
+    if len(path) < 2:
+        return None
+    return direction_between(CELL_OF[path[-2]], CELL_OF[path[-1]])
+
+
+# --- wall follower -----------------------------------------------------------------------
+
+RIGHT = {"N": "E", "E": "S", "S": "W", "W": "N"}
+LEFT = {turn: direction for direction, turn in RIGHT.items()}
+
+
+@register("mazerace", "wall")
+def wall_bot(view: JSON, seat: int, rng: random.Random) -> JSON:
+    heading = _heading(view) or "S"  # on a1 facing south, the right hand is on the outer wall
+    for direction in (RIGHT[heading], heading, LEFT[heading], OPPOSITE[heading]):
+        if direction in view["open"]:
+            return {"dir": direction}
+    raise ValueError("a runner always has a way out of its cell")
+
+
+# --- flood fill --------------------------------------------------------------------------
+
+
+@register("mazerace", "flood")
+def flood_bot(view: JSON, seat: int, rng: random.Random) -> JSON:
+    known = knowledge(view)
+    found = optimistic_distances(known)
+    here = CELL_OF[view["at"]]
+    heading = _heading(view)
+    best: tuple[int, int, str] | None = None
+    for direction in view["open"]:
+        other = here + STEP[direction]
+        # Ties go straight on, then in the order N, E, S, W.
+        rank = (found[other], direction != heading, direction)
+        if best is None or rank < best:
+            best = rank
+    if best is None:
+        raise ValueError("a runner always has a way out of its cell")
+    return {"dir": best[2]}
+
+
+# --- strong ------------------------------------------------------------------------------
+
+
+def _seen_routes(known: Sequence[int], here: int) -> tuple[list[int], list[int]]:
+    """Steps from `here` to every seen cell through seen cells, and the cell before each."""
+    found = [-1] * CELLS
+    before = [-1] * CELLS
+    found[here] = 0
+    queue = deque([here])
+    while queue:
+        cell = queue.popleft()
+        bits = known[cell]
+        for direction, other in NEIGHBOURS[cell]:
+            if bits & BIT[direction] and found[other] < 0 and known[other] != UNSEEN:
+                found[other] = found[cell] + 1
+                before[other] = cell
+                queue.append(other)
+    return found, before
+
+
+def exit_fog(known: Sequence[int]) -> set[int]:
+    """The unseen cells joined to the (unseen) exit by unseen cells."""
+    region = {EXIT}
+    queue = deque([EXIT])
+    while queue:
+        cell = queue.popleft()
+        for _, other in NEIGHBOURS[cell]:
+            if known[other] == UNSEEN and other not in region:
+                region.add(other)
+                queue.append(other)
+    return region
+
+
+def _solve_banded(
+    cells: list[int], index: dict[int, int], region: set[int], sources: list[list[float]]
+) -> list[list[float]]:
+    """Solve L x = b for each b in `sources`, where L is the fog's graph Laplacian with the
+    openings absorbing: L[v][v] = fog neighbours of v, L[v][w] = -1 for fog neighbours w that
+    are not openings. Gaussian elimination on the band of the row-major order, keeping only the
+    upper half since L stays symmetric (no pivoting is needed: L is diagonally dominant)."""
+    n = len(cells)
+    width = 1
+    for i, cell in enumerate(cells):
+        for _, other in NEIGHBOURS[cell]:
+            j = index.get(other)
+            if j is not None:
+                width = max(width, j - i)
+    upper = [[0.0] * (width + 1) for _ in range(n)]  # upper[i][t] = L[i][i + t]
+    for i, cell in enumerate(cells):
+        row = upper[i]
+        for _, other in NEIGHBOURS[cell]:
+            if other in region:
+                row[0] += 1.0
+                j = index.get(other)
+                if j is not None and j > i:
+                    row[j - i] = -1.0
+    values = [list(source) for source in sources]
+    for k in range(n):
+        top = upper[k]
+        pivot = top[0]
+        for t in range(1, min(width, n - 1 - k) + 1):
+            entry = top[t]
+            if entry == 0.0:
+                continue
+            factor = entry / pivot
+            row = upper[k + t]
+            # zip stops at the shorter top[t:]: the entries past the band stay as they are.
+            row[: width + 1 - t] = [a - factor * b for a, b in zip(row, top[t:], strict=False)]
+            for column in values:
+                column[k + t] -= factor * column[k]
+    for k in range(n - 1, -1, -1):
+        top = upper[k]
+        reach = min(width, n - 1 - k)
+        for column in values:
+            total = column[k]
+            for t in range(1, reach + 1):
+                total -= top[t] * column[k + t]
+            column[k] = total / top[0]
+    return values
+
+
+@lru_cache(maxsize=256)
+def _branch_odds(
+    region: frozenset[int], openings: frozenset[int]
+) -> dict[int, tuple[float, float]]:
+    """For each opening: the chance the exit's way in passes through it, and the number of fog
+    cells its branch is expected to hold (counting the opening's own cell)."""
+    cells = sorted(region - openings)
+    index = {cell: i for i, cell in enumerate(cells)}
+    at_exit = [0.0] * len(cells)
+    at_exit[index[EXIT]] = 1.0
+    everywhere = [1.0] * len(cells)
+    from_exit, from_all = _solve_banded(cells, index, set(region), [at_exit, everywhere])
+    odds: dict[int, tuple[float, float]] = {}
+    for opening in openings:
+        chance = 0.0
+        size = 1.0
+        for _, other in NEIGHBOURS[opening]:
+            j = index.get(other)
+            if j is not None:
+                chance += from_exit[j]
+                size += from_all[j]
+        odds[opening] = (chance, size)
+    return odds
+
+
+def plan(view: JSON, whole: bool = True) -> list[int]:
+    """The strong bot's route from the runner's cell (first) towards the exit (last). With
+    `whole` false, only the first step is sure to be there: when every opening is reached by
+    the same first step, the chances need not be worked out."""
+    known = knowledge(view)
+    here = CELL_OF[view["at"]]
+    found, before = _seen_routes(known, here)
+    if known[EXIT] != UNSEEN and found[EXIT] >= 0:
+        return _route_back(before, here, EXIT)
+    region = exit_fog(known)
+    entries: dict[int, tuple[int, int]] = {}  # opening -> (steps to it, seen cell before it)
+    for cell in range(CELLS):
+        if found[cell] < 0:
+            continue
+        bits = known[cell]
+        for direction, other in NEIGHBOURS[cell]:
+            if bits & BIT[direction] and other in region:
+                entry = (found[cell] + 1, cell)
+                if other not in entries or entry < entries[other]:
+                    entries[other] = entry
+    if not entries:
+        raise ValueError("the view shows no way into the fog that hides the exit")
+    if EXIT in entries:
+        target = EXIT
+    elif len(entries) == 1:
+        target = next(iter(entries))
+    else:
+        if not whole:
+            firsts = {
+                _first_step(before, here, last, opening) for opening, (_, last) in entries.items()
+            }
+            if len(firsts) == 1:
+                return [here, firsts.pop()]
+        odds = _branch_odds(frozenset(region), frozenset(entries))
+        target = min(entries, key=lambda opening: _search_cost(entries[opening][0], *odds[opening]))
+    last_seen = entries[target][1]
+    route = [*_route_back(before, here, last_seen), target]
+    return route + _fog_route(region, target)
+
+
+def _search_cost(steps: int, chance: float, size: float) -> tuple[float, int]:
+    """What trying an opening first costs for its chance: the way there and back, and the
+    branch walked if the exit is not behind it. Trying the openings in increasing order of
+    this ratio is the best order when each is tried to the end (swap any two neighbours in an
+    order and compare); ties go to the nearer opening."""
+    if chance <= 1e-12:
+        return (float("inf"), steps)
+    return ((2 * steps + BRANCH_COST * size) / chance, steps)
+
+
+def _first_step(before: Sequence[int], here: int, last_seen: int, opening: int) -> int:
+    cell = opening
+    if last_seen != here:
+        cell = last_seen
+        while before[cell] != here:
+            cell = before[cell]
+    return cell
+
+
+def _route_back(before: Sequence[int], here: int, goal: int) -> list[int]:
+    route = [goal]
+    while route[-1] != here:
+        route.append(before[route[-1]])
+    route.reverse()
+    return route
+
+
+def _fog_route(region: set[int], start: int) -> list[int]:
+    """The shortest way through the exit's fog from `start` (left out) to the exit."""
+    found = [-1] * CELLS
+    found[EXIT] = 0
+    queue = deque([EXIT])
+    while queue:
+        cell = queue.popleft()
+        for _, other in NEIGHBOURS[cell]:
+            if other in region and found[other] < 0:
+                found[other] = found[cell] + 1
+                queue.append(other)
+    route: list[int] = []
+    cell = start
+    while cell != EXIT:
+        cell = min(
+            (other for _, other in NEIGHBOURS[cell] if found[other] >= 0),
+            key=lambda other: found[other],
+        )
+        route.append(cell)
+    return route
+
+
+def hint(view: JSON) -> JSON:
+    """The strong bot's next step from this view, and the route it plans, as cell names
+    (`dir` is None once the runner stands on the exit)."""
+    route = plan(view)
+    return {
+        "dir": direction_between(route[0], route[1]) if len(route) > 1 else None,
+        "route": [NAMES[cell] for cell in route],
+    }
+
+
+@register("mazerace", "strong")
+def strong_bot(view: JSON, seat: int, rng: random.Random) -> JSON:
+    route = plan(view, whole=False)
+    return {"dir": direction_between(route[0], route[1])}

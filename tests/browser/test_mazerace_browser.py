@@ -1,0 +1,153 @@
+"""A person races a bot in Chromium, steering with the keyboard (single presses, and a held key
+down a corridor), while a real Celery worker runs the race's clock: the bot's steps and the
+close. The results page shows the places and the whole maze."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from playwright.sync_api import Page, expect
+
+from games.engines import mazegen
+from games.engines import mazerace as rules
+from games.models import Game
+from tests.worker_fixtures import WorkerProcess, celery_worker_process, smtp_server, wait_until
+
+__all__ = ["celery_worker_process", "smtp_server"]
+
+pytestmark = [pytest.mark.browser, pytest.mark.worker]
+
+KEYS = {"N": "ArrowUp", "E": "ArrowRight", "S": "ArrowDown", "W": "ArrowLeft"}
+WASD = {"N": "w", "E": "d", "S": "s", "W": "a"}
+SHOTS = Path(settings.BASE_DIR) / "test-artifacts"
+
+
+def runner(game: Game, seat: int) -> dict:
+    game.refresh_from_db()
+    assert game.state is not None
+    return game.state["runners"][seat]
+
+
+def way_out(game: Game, seat: int) -> list[str]:
+    """The shortest way out from where the runner stands, from the maze in the database."""
+    maze = rules.maze_of(game.state)
+    here = mazegen.CELL_OF[runner(game, seat)["at"]]
+    far = mazegen.distances(maze, mazegen.EXIT)
+    route = []
+    while here != mazegen.EXIT:
+        direction, here = next(
+            (d, other)
+            for d, other in mazegen.NEIGHBOURS[here]
+            if maze[here] & mazegen.BIT[d] and far[other] == far[here] - 1
+        )
+        route.append(direction)
+    return route
+
+
+def settled(page: Page, game: Game) -> dict:
+    """Wait until the page shows the runner where the database has it, and it stays there."""
+    last = None
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        now = runner(game, 0)
+        if now["out"]:
+            return now
+        marker = page.locator("circle[data-runner='0']")
+        shown = marker.get_attribute("data-cell") if marker.count() else None
+        if last is not None and now == last and shown == now["at"]:
+            return now
+        last = now
+        time.sleep(0.3)
+    raise AssertionError("the page did not settle")
+
+
+def test_a_person_races_a_bot_with_the_keyboard_to_the_end(
+    new_page, celery_worker_process: WorkerProcess
+) -> None:
+    page = new_page()
+    page.goto("/new/mazerace/")
+    page.select_option("select[name=race]", "live")
+    page.fill("input[name=seats]", "2")
+    page.select_option("select[name=seat_1]", "flood")
+    page.click("text=Create the game")
+    page.wait_for_url("**/games/*/")
+    game = Game.objects.get()
+    expect(page.locator("#status")).to_contain_text("Waiting for every runner to press Ready")
+    expect(page.locator("#strip")).to_contain_text("Bot (flood)")
+
+    page.locator("#ready").click()
+    expect(page.locator("#countdown")).to_contain_text("the race starts in")
+    game.refresh_from_db()
+    assert game.race_starts_at is not None
+    wait_until(lambda: datetime.now(UTC) >= game.race_starts_at, timeout=10, what="the start")
+    # The bot runs on the worker's clock: its steps show in the strip as the page polls.
+    expect(page.locator("#strip li[data-seat='1'] .steps")).not_to_have_text("0 steps")
+
+    # Walls are refused on the page: a1 has walls north and west.
+    page.keyboard.press("ArrowUp")
+    expect(page.locator("#steer-note")).to_have_text("There is a wall to the north.")
+    assert runner(game, 0)["steps"] == 0
+
+    shot = False
+    presses = 0
+    while not runner(game, 0)["out"]:
+        route = way_out(game, 0)
+        run = 1
+        while run < len(route) and route[run] == route[0]:
+            run += 1
+        before = runner(game, 0)["steps"]
+        if run >= 3:
+            # Held down a corridor: it keeps stepping, one step every 250 ms.
+            page.keyboard.down(KEYS[route[0]])
+            wait_until(
+                lambda: runner(game, 0)["steps"] >= before + run - 1,  # noqa: B023
+                timeout=10,
+                what="the held key to step",
+            )
+            page.keyboard.up(KEYS[route[0]])
+        else:
+            keys = WASD if presses % 2 else KEYS
+            page.keyboard.press(keys[route[0]])
+            presses += 1
+            wait_until(
+                lambda: runner(game, 0)["steps"] > before,  # noqa: B023
+                timeout=10,
+                what="a step",
+            )
+        now = settled(page, game)
+        if not shot and now["steps"] >= 8 and not now["out"]:
+            SHOTS.mkdir(exist_ok=True)
+            page.screenshot(path=SHOTS / "mazerace-running.png", full_page=True)
+            shot = True
+    person = runner(game, 0)
+    # Never faster than the fixed speed: 250 ms between landings.
+    assert person["steps"] >= len(way_out_from_start(game))
+    assert person["landed_ms"] >= (person["steps"] - 1) * rules.STEP_MS
+
+    # The worker ends the race: when the bot is out too, or 30 s after the first exit.
+    expect(page.locator("#results")).to_be_visible(timeout=45_000)
+    game.refresh_from_db()
+    assert game.status == "finished"
+    places = dict(game.seats.values_list("index", "place"))
+    assert sorted(places.values()) in ([1, 2], [1, 1])
+    results = page.locator("#results tbody tr")
+    expect(results).to_have_count(2)
+    expect(page.locator("#results")).to_contain_text("Bot (flood)")
+    winner = 0 if places[0] == 1 else 1
+    expect(results.first).to_have_attribute("data-seat", str(winner))
+    # The whole maze is revealed, with both runners' paths, and the seed.
+    expect(page.locator("#maze rect[data-open]")).to_have_count(mazegen.CELLS)
+    expect(page.locator("#maze polyline.path")).to_have_count(2)
+    expect(page.locator("#seed")).to_have_text(game.seed_hex)
+    SHOTS.mkdir(exist_ok=True)
+    page.screenshot(path=SHOTS / "mazerace-results.png", full_page=True)
+    assert "race_tick" in celery_worker_process.output()
+
+
+def way_out_from_start(game: Game) -> list[int]:
+    maze = rules.maze_of(game.state)
+    return [0] * mazegen.distances(maze, mazegen.START)[mazegen.EXIT]
