@@ -152,6 +152,7 @@ def game_context(
         "game": game,
         "title": engine.TITLE,
         "seats": seat_rows,
+        "winners": [s.name for s in seats if s.place == 1],
         "my_seat": my_seat,
         "your_turn": my_seat is not None and my_seat.index in to_move,
         "view": view,

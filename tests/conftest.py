@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import random
 from collections.abc import Callable
 
 import pytest
@@ -9,6 +10,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 
 from games import services
+from games.bots import get_bot
 from games.engines import cornmaze
 from games.models import Game
 
@@ -77,16 +79,14 @@ def a_legal_move(game: Game) -> list[int]:
 
 
 def play_to_the_end(game: Game, limit: int = 500) -> Game:
-    """Play legal moves for whoever is to move until the game ends."""
+    """Play the simple bot's moves for whoever is to move until the game ends: a fixed choice
+    such as the first legal move can wander for a very long time."""
+    rng = random.Random(game.pk)
     for _ in range(limit):
         game.refresh_from_db()
         if game.status != Game.Status.ACTIVE:
             return game
         seat = to_move(game)
-        services.move_submit(
-            game_id=game.pk,
-            user=seat_user(game, seat),
-            ply=game.ply,
-            move={"shifts": a_legal_move(game)},
-        )
+        move = get_bot("cornmaze", "simple")(cornmaze.view(game.state, seat), seat, rng)
+        services.move_submit(game_id=game.pk, user=seat_user(game, seat), ply=game.ply, move=move)
     raise AssertionError("the game did not end")
