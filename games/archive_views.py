@@ -1,0 +1,302 @@
+"""The archive of finished games, the player pages and the replay. Each URL serves its page and,
+to htmx, the partial that changes; every link and form also works as a plain GET."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from html import escape
+from typing import Any
+from urllib.parse import urlencode
+
+from django.db.models import Prefetch
+from django.http import Http404, HttpResponse, HttpResponseBase
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.utils.safestring import SafeString, mark_safe
+from django.views.decorators.http import require_GET
+from django.views.decorators.vary import vary_on_headers
+
+from . import archive, replays
+from .engines import get_engine
+from .http import HtmxHttpRequest
+from .models import Game, Seat
+from .records import record_build, record_verify
+from .ui import colour, get_ui, has_ui
+
+# A page shows 25 of these. Written out here rather than in a template: Django's template
+# engine (and format_html's lazy-aware escaping) would spend ten times as long on them as the
+# queries take (see bench/archive.py). Every text is escaped with html.escape.
+ROW_HTML = (
+    '<tr class="archive-row" id="game-{id}" data-game="{id}">'
+    '<td class="game-kind"><a href="{url}">{title} #{id}</a> '
+    '<span class="clock">{clock}</span></td>'
+    '<td class="players"><ul class="seat-list">{seats}</ul></td>'
+    '<td class="ending{aborted}">{ending}</td>'
+    '<td class="num moves">{moves}<span class="unit"> move{plural}</span></td>'
+    '<td class="finished">{finished}</td>'
+    '<td class="links"><a class="replay-link" href="{replay_url}">Replay</a></td>'
+    "</tr>\n"
+)
+SEAT_HTML = (
+    '<li class="seat{winner}"><span class="dot" style="background: {colour}"></span> '
+    "{name}{place}</li>"
+)
+
+
+def rows_html(rows: list[archive.Row]) -> list[SafeString]:
+    return [mark_safe(_row_html(row)) for row in rows]  # every text escaped in _row_html
+
+
+def _row_html(row: archive.Row) -> str:
+    finished = (
+        f'<time datetime="{row.finished_iso}">{escape(row.finished_text)}</time>'
+        if row.finished_iso
+        else ""
+    )
+    return ROW_HTML.format(
+        id=row.id,
+        url=escape(row.url),
+        title=escape(row.title),
+        clock=escape(row.clock_text),
+        seats="".join(_seat_html(s) for s in row.seats),
+        aborted=" aborted" if row.status == Game.Status.ABORTED else "",
+        ending=escape(row.ending),
+        moves=row.moves,
+        plural="" if row.moves == 1 else "s",
+        finished=finished,
+        replay_url=escape(row.replay_url),
+    )
+
+
+def _seat_html(seat: archive.SeatRow) -> str:
+    name = escape(seat.name)
+    return SEAT_HTML.format(
+        winner=" winner" if seat.place == 1 else "",
+        colour=seat.colour,
+        name=f'<a href="{escape(seat.url)}">{name}</a>'
+        if seat.url
+        else f'<span class="bot-name">{name}</span>',
+        place=f' <span class="place">{seat.place_text}</span>' if seat.place_text else "",
+    )
+
+
+def _partial(request: HtmxHttpRequest) -> bool:
+    # A history restore (the back button after the cache was lost) wants the whole page.
+    return bool(request.htmx) and not request.htmx.history_restore_request
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+def archive_list(request: HtmxHttpRequest) -> HttpResponse:
+    form, filters = archive.filters_from(request.GET)
+    after = archive.Cursor.parse(request.GET.get("after"))
+    before = archive.Cursor.parse(request.GET.get("before"))
+    player = None
+    unknown_player = ""
+    if filters.player:
+        player = archive.player_named(filters.player)
+        if player is None:
+            unknown_player = filters.player
+    if unknown_player:
+        page = archive.empty_page(filters)
+    else:
+        page = archive.finished_page(filters, player=player, after=after, before=before)
+    template = "archive/archive.html"
+    if _partial(request):
+        template += "#listing"
+    return TemplateResponse(
+        request,
+        template,
+        {
+            "form": form,
+            "page": page,
+            "rows": rows_html(page.rows),
+            "unknown_player": unknown_player,
+            "query": urlencode(filters.query()),
+            "action": reverse("archive"),
+        },
+    )
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+def player_detail(request: HtmxHttpRequest, name: str) -> HttpResponse:
+    player = archive.player_named(name)
+    if player is None:
+        raise Http404("No such player.")
+    form, filters = archive.filters_from(request.GET, player=player.get_username())
+    after = archive.Cursor.parse(request.GET.get("after"))
+    before = archive.Cursor.parse(request.GET.get("before"))
+    page = archive.finished_page(filters, player=player, after=after, before=before)
+    page.player_in_query = False
+    partial = _partial(request)
+    context: dict[str, Any] = {
+        "player": player,
+        "is_guest": bool(getattr(getattr(player, "profile", None), "is_guest", False)),
+        "form": form,
+        "page": page,
+        "rows": rows_html(page.rows),
+        # The games still running only head the first page; they do not page.
+        "active": archive.active_games(player, filters) if page.first else [],
+        "active_limit": archive.ACTIVE_LIMIT,
+        "query": urlencode(filters.query(player=False)),
+        "action": reverse("player", args=[player.get_username()]),
+    }
+    if not partial:
+        summary = archive.player_summary(player)
+        context["results"] = summary.results
+        context["streak"] = summary.streak
+    template = "players/player.html"
+    if partial:
+        template += "#listing"
+    return TemplateResponse(request, template, context)
+
+
+# --- replay ----------------------------------------------------------------------------------
+
+
+def _game_with_moves(game_id: int) -> Game | None:
+    return (
+        Game.objects.filter(pk=game_id)
+        .prefetch_related(
+            Prefetch("seats", queryset=Seat.objects.select_related("user").order_by("index")),
+            "moves",
+        )
+        .first()
+    )
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+def game_replay(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
+    """A finished game, one ply at a time: `?ply=N` (0 is the start), `?view=<viewpoint>`, and
+    `?verify=1` to replay the record from its seed and say whether it checks out."""
+    game = _game_with_moves(game_id)
+    if game is None:
+        raise Http404("No such game.")
+    if not game.is_over:
+        # A running game has hidden parts and a live page: watch it there.
+        return redirect(game)
+    verify = request.GET.get("verify") == "1"
+    if verify and _partial(request):
+        return TemplateResponse(
+            request, "replay/replay.html#verify", {"game": game, "verification": _verify(game)}
+        )
+    context = replay_context(game, request.GET.get("ply"), request.GET.get("view"))
+    if verify:
+        context["verification"] = _verify(game)
+    template = "replay/replay.html"
+    if _partial(request):
+        template += "#step"
+    return TemplateResponse(request, template, context)
+
+
+def _verify(game: Game) -> dict[str, Any]:
+    record = record_build(game, viewer_seat=None)
+    problems = record_verify(record)
+    return {"ok": not problems, "problems": problems, "moves": len(record["moves"])}
+
+
+@dataclass
+class Control:
+    """A replay button: a link to ply `to`, or greyed out (no `url`) where it would go nowhere."""
+
+    rel: str
+    label: str
+    title: str
+    to: int
+    url: str = ""
+
+
+def _ply(text: str | None, last: int) -> int:
+    try:
+        ply = int(text) if text is not None else 0
+    except ValueError:
+        ply = 0
+    return max(0, min(ply, last))
+
+
+def replay_context(game: Game, ply_text: str | None, view_key: str | None) -> dict[str, Any]:
+    engine = get_engine(game.kind)
+    seats: list[Seat] = list(game.seats.all())
+    moves = list(game.moves.all())
+    last = len(moves)
+    viewpoints = replays.replay_viewpoints(game, seats)
+    viewpoint = replays.viewpoint_for(viewpoints, view_key)
+    rebuilt = replays.replay_state(game, moves, _ply(ply_text, last))
+    ply = rebuilt.ply
+    view = replays.replay_view(game.kind, rebuilt.state, viewpoint)
+    ui = get_ui(game.kind) if has_ui(game.kind) else None
+    names = {s.index: s.name for s in seats}
+    base = reverse("game_replay", args=[game.pk])
+
+    def query(to: int) -> str:
+        params: dict[str, Any] = {"ply": to}
+        if viewpoint != viewpoints[0]:
+            params["view"] = viewpoint.key
+        return f"{base}?{urlencode(params)}"
+
+    controls = [
+        Control("first", "« Start", "The start (Home)", 0),
+        Control("prev", "◀ Back", "One move back (←)", ply - 1),
+        Control("next", "Next ▶", "One move on (→)", ply + 1),
+        Control("last", "End »", "The end (End)", last),
+    ]
+    for c in controls:
+        c.url = query(c.to) if 0 <= c.to <= last and c.to != ply else ""
+    if ply == 0:
+        first = engine.first_seat(rebuilt.state)
+        caption = f"The start. {names.get(first, f'Seat {first + 1}')} moves first."
+    else:
+        m = moves[ply - 1]
+        caption = (
+            f"Move {ply} of {last}: {names.get(m.seat, f'Seat {m.seat + 1}')} "
+            f"played {engine.notation(m.move, m.outcome)}."
+        )
+    winners = [s.name for s in seats if s.place == 1]
+    result = archive.ending(game.result_reason)
+    if game.status == Game.Status.FINISHED and winners:
+        result = f"{' and '.join(winners)} {'win' if len(winners) > 1 else 'wins'}: {result}"
+    return {
+        "game": game,
+        "title": engine.TITLE,
+        "seats": [
+            {
+                "seat": s,
+                "colour": colour(s.index),
+                "place_text": archive.ordinal(s.place) if s.place else "",
+                "url": reverse("player", args=[s.user.get_username()])
+                if s.user is not None and not s.bot
+                else "",
+            }
+            for s in seats
+        ],
+        "moves": [
+            {
+                "ply": m.ply,
+                "colour": colour(m.seat),
+                "name": names.get(m.seat, ""),
+                "text": engine.notation(m.move, m.outcome),
+                "url": query(m.ply),
+            }
+            for m in moves
+        ],
+        "start_url": query(0),
+        "ply": ply,
+        "last": last,
+        "controls": controls,
+        "caption": caption,
+        "problem": rebuilt.problem,
+        "is_end": ply == last,
+        "result": result,
+        "view": view,
+        "ui": ui,
+        "board": ui.board(view, viewpoint.seat) if ui is not None else None,
+        "viewpoints": viewpoints,
+        "viewpoint": viewpoint,
+        "base": base,
+        "verify_url": f"{query(ply)}&verify=1",
+        "record_url": reverse("game_record", args=[game.pk]),
+        "record_name": f"{game.kind}-{game.pk}.json",
+    }

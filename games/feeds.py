@@ -1,0 +1,88 @@
+"""Atom feeds of finished games: the whole archive (with the archive's filters, if given) and one
+player's. An entry is a game, linked to its replay, dated by its finish."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from urllib.parse import urlencode
+
+from django.contrib.auth.models import User
+from django.contrib.syndication.views import Feed
+from django.http import Http404, HttpRequest
+from django.urls import reverse
+from django.utils.feedgenerator import Atom1Feed
+
+from . import archive
+
+
+def _title(row: archive.Row) -> str:
+    names = " vs ".join(s.name for s in row.seats)
+    return f"{row.title} #{row.id}: {names}"
+
+
+def _description(row: archive.Row) -> str:
+    seats = ", ".join(f"{s.name} {s.place_text}" if s.place_text else s.name for s in row.seats)
+    moves = f"{row.moves} move{'' if row.moves == 1 else 's'}"
+    return f"{seats}. Ended: {row.ending}, after {moves}."
+
+
+class _GamesFeed(Feed):
+    feed_type = Atom1Feed
+    author_name = "mazesite"  # Atom wants an author for the feed or for every entry
+
+    def item_title(self, item: archive.Row) -> str:
+        return _title(item)
+
+    def item_description(self, item: archive.Row) -> str:
+        return _description(item)
+
+    def item_link(self, item: archive.Row) -> str:
+        return item.replay_url
+
+    def item_pubdate(self, item: archive.Row) -> datetime | None:
+        return item.finished_at
+
+    def item_updateddate(self, item: archive.Row) -> datetime | None:
+        return item.finished_at
+
+
+class ArchiveFeed(_GamesFeed):
+    title = "mazesite: finished games"
+    subtitle = "Every finished game on mazesite, newest first, each with its replay."
+
+    def get_object(self, request: HttpRequest) -> archive.Filters:
+        _, filters = archive.filters_from(request.GET)
+        return filters
+
+    def link(self, obj: archive.Filters) -> str:
+        query = urlencode(obj.query())
+        return reverse("archive") + (f"?{query}" if query else "")
+
+    def items(self, obj: archive.Filters) -> list[archive.Row]:
+        player = None
+        if obj.player:
+            player = archive.player_named(obj.player)
+            if player is None:
+                return []
+        return archive.finished_page(obj, player=player, size=archive.FEED_SIZE).rows
+
+
+class PlayerFeed(_GamesFeed):
+    def get_object(self, request: HttpRequest, name: str) -> User:
+        player = archive.player_named(name)
+        if player is None:
+            raise Http404("No such player.")
+        return player
+
+    def title(self, obj: User) -> str:
+        return f"mazesite: games of {obj.get_username()}"
+
+    def subtitle(self, obj: User) -> str:
+        return f"The finished games of {obj.get_username()}, newest first."
+
+    def link(self, obj: User) -> str:
+        return reverse("player", args=[obj.get_username()])
+
+    def items(self, obj: User) -> list[archive.Row]:
+        filters = archive.Filters(player=obj.get_username())
+        return archive.finished_page(filters, player=obj, size=archive.FEED_SIZE).rows

@@ -1,0 +1,96 @@
+"""A visitor filters the archive, opens a replay, steps through it with the keyboard, jumps from
+the log, plays it, and verifies the game; and the same pages work with JavaScript off."""
+
+from __future__ import annotations
+
+import re
+
+from games.models import Game
+from tests.test_archive import bulk_finished, play_out
+
+
+def test_filter_the_archive_open_a_replay_step_with_the_keyboard_and_verify(
+    new_page, make_cornmaze, make_user
+):
+    game = play_out(make_cornmaze(seats=2, size=6))
+    winner = game.seats.get(place=1).user
+    others = bulk_finished(30, [make_user(), make_user()])
+    page = new_page()
+
+    page.goto("/archive/")
+    assert page.locator("tr.archive-row").count() == 25
+    # The finish time is shown in the reader's time zone; the UTC one stays in the title.
+    page.locator("tr.archive-row time[data-local]").first.wait_for()
+    assert "UTC" in page.locator("tr.archive-row time").first.get_attribute("title")
+
+    page.fill("input[name=player]", winner.username)
+    page.select_option("select[name=result]", "won")
+    page.wait_for_url(re.compile(r"/archive/\?.*player=.*result=won"))
+    page.locator(f"#game-{game.pk}").wait_for()
+    page.wait_for_function("document.querySelectorAll('tr.archive-row').length === 1")
+    assert page.locator(f"#game-{others[0].pk}").count() == 0
+    # Back: the unfiltered list again; forward: the filtered one.
+    page.go_back()
+    page.wait_for_function("document.querySelectorAll('tr.archive-row').length === 25")
+    page.go_forward()
+    page.locator(f"#game-{game.pk}").wait_for()
+
+    page.locator(f"#game-{game.pk}").get_by_role("link", name="Replay").click()
+    page.wait_for_url(f"**/games/{game.pk}/replay/")
+    step = page.locator("#step")
+    assert step.get_attribute("data-ply") == "0"
+    page.locator("#play").wait_for()  # the script is running
+
+    page.keyboard.press("ArrowRight")
+    page.locator('#step[data-ply="1"]').wait_for()
+    assert "Move 1 of" in page.locator("#caption").inner_text()
+    page.keyboard.press("ArrowRight")
+    page.locator('#step[data-ply="2"]').wait_for()
+    page.keyboard.press("ArrowLeft")
+    page.locator('#step[data-ply="1"]').wait_for()
+    assert page.locator('#log a[aria-current="step"]').get_attribute("data-ply") == "1"
+    assert page.url.endswith("?ply=1")
+    page.keyboard.press("End")
+    page.locator(f'#step[data-ply="{game.ply}"]').wait_for()
+    assert "wins" in page.locator("#caption").inner_text()
+    page.keyboard.press("Home")
+    page.locator('#step[data-ply="0"]').wait_for()
+
+    # Jump from the log, then play to the end by itself.
+    page.locator('#log a[data-ply="3"]').click()
+    page.locator('#step[data-ply="3"]').wait_for()
+    page.locator("#play").click()
+    assert page.locator("#play").inner_text() == "Pause"
+    page.locator(f'#step[data-ply="{game.ply}"]').wait_for(timeout=game.ply * 1500)
+    page.wait_for_function("document.getElementById('play').textContent === 'Play'")
+
+    page.get_by_role("link", name="Verify").click()
+    page.locator("#verify .verified.ok").wait_for()
+    assert "Checks out" in page.locator("#verify").inner_text()
+
+
+def test_the_archive_and_a_replay_work_without_javascript(
+    browser, live_server, transactional_db, make_cornmaze
+):
+    game = play_out(make_cornmaze(seats=2, size=6))
+    context = browser.new_context(base_url=live_server.url, java_script_enabled=False)
+    try:
+        page = context.new_page()
+        page.goto("/archive/")
+        page.select_option("select[name=game]", "robotmaze")
+        page.get_by_role("button", name="Filter").click()
+        page.wait_for_url("**/archive/?*game=robotmaze*")
+        assert "No finished game matches these filters" in page.locator("#no-games").inner_text()
+        page.select_option("select[name=game]", "cornmaze")
+        page.get_by_role("button", name="Filter").click()
+        page.locator(f"#game-{game.pk}").get_by_role("link", name="Replay").click()
+        page.get_by_role("link", name="Next ▶").click()
+        page.wait_for_url("**?ply=1")
+        assert page.locator("#step").get_attribute("data-ply") == "1"
+        page.locator('#log a[data-ply="4"]').click()
+        assert page.locator("#step").get_attribute("data-ply") == "4"
+        page.get_by_role("link", name="Verify").click()
+        assert "Checks out" in page.locator("#verify").inner_text()
+        assert Game.objects.get(pk=game.pk).is_over
+    finally:
+        context.close()
