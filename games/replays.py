@@ -89,7 +89,68 @@ def _states(game: Game, moves: Sequence[Move]) -> Iterator[JSON]:
     engine = get_engine(game.kind)
     # The seats are prefetched by the page; counting them costs no query then.
     state = engine.start(bytes(game.seed), dict(game.options), len(game.seats.all()))
-    yield state
-    for move in moves:
-        state, _ = engine.apply(state, move.seat, move.move)
+    for n, move in enumerate(moves):
         yield state
+        state, _ = engine.apply(state, move.seat, move.move)
+        if n == len(moves) - 1:
+            state = _closed(game, state)
+    yield state
+
+
+def _closed(game: Game, state: JSON) -> JSON:
+    """A live race that ended at its deadline was closed by the clock, not by a move: the last
+    state of its replay is the closed race."""
+    engine = get_engine(game.kind)
+    close = getattr(engine, "close", None)
+    deadline = getattr(engine, "deadline_ms", None)
+    if game.status != Game.Status.FINISHED or engine.result(state) is not None or close is None:
+        return state
+    assert deadline is not None
+    at = deadline(state)
+    return state if at is None else dict(close(state, at))
+
+
+# Robot Maze Race: either seat's side, or both warehouses. A finished game hides nothing, so
+# every viewpoint may show what that seat knew then, or everything.
+
+
+def robotmaze_viewpoints(game: Game, seats: Sequence[Seat]) -> list[Viewpoint]:
+    return [Viewpoint(key="both", label="Both warehouses")] + [
+        Viewpoint(key=f"seat{s.index}", label=f"{s.name}'s side", seat=s.index) for s in seats
+    ]
+
+
+def robotmaze_replay_view(state: JSON, viewpoint: Viewpoint) -> JSON:
+    view = get_engine("robotmaze").view(state, viewpoint.seat)
+    if viewpoint.seat is None:
+        view["warehouses"] = [list(rows) if rows else None for rows in state["warehouses"]]
+    return view
+
+
+# Maze Race: the whole maze with every path, or one runner's fog as it was at that moment.
+
+
+def mazerace_viewpoints(game: Game, seats: Sequence[Seat]) -> list[Viewpoint]:
+    return [Viewpoint(key="all", label="The whole maze")] + [
+        Viewpoint(key=f"seat{s.index}", label=f"{s.name}'s fog", seat=s.index) for s in seats
+    ]
+
+
+def mazerace_replay_view(state: JSON, viewpoint: Viewpoint) -> JSON:
+    from .engines import mazerace
+
+    view = mazerace.view(state, viewpoint.seat)
+    if viewpoint.seat is None and not view["over"]:
+        # Drawn as the results page draws a race: the maze and every path so far.
+        view.update(
+            over=True,
+            maze=list(state["maze"]),
+            runners=[mazerace._track(runner) for runner in state["runners"]],
+        )
+    return view
+
+
+VIEWPOINTS["robotmaze"] = robotmaze_viewpoints
+REPLAY_VIEWS["robotmaze"] = robotmaze_replay_view
+VIEWPOINTS["mazerace"] = mazerace_viewpoints
+REPLAY_VIEWS["mazerace"] = mazerace_replay_view

@@ -159,7 +159,8 @@ class UI:
         for seat in seats:
             robot = robots[seat]
             owner = 1 - seat
-            revealed = view["warehouses"][owner] if over else None
+            # The engine's view carries the other warehouse only once it may be seen.
+            revealed = view["warehouses"][owner]
             grids.append(
                 {
                     "kind": "open",

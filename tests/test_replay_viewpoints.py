@@ -1,0 +1,70 @@
+"""Replays of the hidden-information games, from each viewpoint."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from games import services
+from games.models import Game
+from tests.test_robotmaze_site import WAREHOUSES, crate_cells, play, set_up
+
+pytestmark = pytest.mark.django_db
+
+
+def drawn_crates(body: str, grid: str) -> set[str]:
+    box = body.split(f'data-grid="{grid}"')[1].split("</section>")[0]
+    return set(re.findall(r'<td class="[^"]*\bcrate\b[^"]*" data-cell="([A-J]\d+)"', box))
+
+
+def test_robot_maze_replays_from_either_side_or_with_both_warehouses(client, make_user):
+    alice, bob = make_user("alice"), make_user("bob")
+    game = services.game_create(
+        kind="robotmaze",
+        creator=alice,
+        options={},
+        clock_choice="P3D",
+        seats=[services.SeatPlan(), services.SeatPlan()],
+    )
+    services.game_join(game_id=game.pk, user=bob)
+    set_up(game)
+    play(game, "UUUU", 4)
+    play(game, "RRRR", 1)
+    play(game, "UULL", 4)
+    game.refresh_from_db()
+    assert game.status == Game.Status.FINISHED
+    url = f"/games/{game.pk}/replay/?ply=3"
+    both = client.get(url + "&view=both").content.decode()
+    # Both warehouses, under both robots' runs.
+    assert drawn_crates(both, "open-0") == crate_cells(WAREHOUSES[1])
+    assert drawn_crates(both, "open-1") == crate_cells(WAREHOUSES[0])
+    side = client.get(url + "&view=seat0").content.decode()
+    # Seat 0's side at that moment: its own warehouse, not the other one.
+    assert drawn_crates(side, "secret-0") == crate_cells(WAREHOUSES[0])
+    assert drawn_crates(side, "open-0") == set()
+    assert "alice&#x27;s side" in side or "alice's side" in side
+
+
+def test_maze_race_replays_the_whole_maze_or_one_runners_fog(client, make_user):
+    with services.bot_tasks_paused():
+        game = services.game_create(
+            kind="mazerace",
+            creator=make_user(),
+            options={"mode": "slow"},
+            clock_choice="P3D",
+            seats=[services.SeatPlan(bot="flood"), services.SeatPlan(bot="wall")],
+        )
+        for _ in range(5000):
+            game.refresh_from_db()
+            if game.status != Game.Status.ACTIVE:
+                break
+            services.bot_turn_play(game_id=game.pk, ply=game.ply)
+    assert game.status == Game.Status.FINISHED
+    url = f"/games/{game.pk}/replay/?ply=20"
+    whole = client.get(url + "&view=all")
+    fog = client.get(url + "&view=seat0")
+    assert whole.status_code == fog.status_code == 200
+    seen = r'<rect class="cell seen[^"]*" data-cell='
+    assert len(re.findall(seen, whole.content.decode())) == 225
+    assert 0 < len(re.findall(seen, fog.content.decode())) < 225
