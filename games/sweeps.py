@@ -13,6 +13,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.db import transaction
 from django.db.models import QuerySet
@@ -72,27 +73,20 @@ def deadlines_sweep(*, batch_size: int = BATCH_SIZE, max_batches: int = MAX_BATC
     """Time out every seat whose deadline has passed, each exactly once. Returns how many
     seats were handed to `services.seat_timeout`."""
     now = clock.now()
-    done = 0
-    failed: set[int] = set()
-    for _ in range(max_batches):
-        with transaction.atomic():
-            batch = list(
-                expired_seats(now)
-                .exclude(pk__in=failed)
-                .select_for_update(skip_locked=True, of=("game",))[:batch_size]
-            )
-            for seat in batch:
-                try:
-                    # Its own savepoint: a failure undoes this game only.
-                    services.seat_timeout(game_id=seat.game_id, seat_index=seat.index)
-                except Exception:
-                    logger.exception("timing out game %s seat %s failed", seat.game_id, seat.index)
-                    failed.add(seat.pk)
-                else:
-                    done += 1
-        if len(batch) < batch_size:
-            break
-    return done
+
+    def time_out(seat: Seat) -> int:
+        # seat_timeout runs in its own savepoint: a failure undoes this game only.
+        services.seat_timeout(game_id=seat.game_id, seat_index=seat.index)
+        return 1
+
+    return _in_batches(
+        lambda: expired_seats(now),
+        ("game",),
+        time_out,
+        "timing out seat",
+        batch_size=batch_size,
+        max_batches=max_batches,
+    )
 
 
 def due_reminders(now: datetime) -> QuerySet[Reminder]:
@@ -107,22 +101,48 @@ def due_reminders(now: datetime) -> QuerySet[Reminder]:
 def reminders_sweep(*, batch_size: int = BATCH_SIZE, max_batches: int = MAX_BATCHES) -> int:
     """Turn every due reminder into a mail. Returns how many mails were due."""
     now = clock.now()
+
+    def remind(reminder: Reminder) -> int:
+        with transaction.atomic():
+            return notifications.reminder_due(reminder_id=reminder.pk, now=now)
+
+    return _in_batches(
+        lambda: due_reminders(now),
+        ("seat__game",),
+        remind,
+        "the reminder",
+        batch_size=batch_size,
+        max_batches=max_batches,
+    )
+
+
+def _in_batches(
+    rows: Callable[[], QuerySet[Any]],
+    lock_of: tuple[str, ...],
+    handle: Callable[[Any], int],
+    what: str,
+    *,
+    batch_size: int,
+    max_batches: int,
+) -> int:
+    """Claim due rows a batch at a time, locking their games and skipping the ones another
+    sweep or a move holds, and handle each; one that fails is logged and left for the next
+    sweep. Returns the sum of what `handle` returned."""
     done = 0
     failed: set[int] = set()
     for _ in range(max_batches):
         with transaction.atomic():
             batch = list(
-                due_reminders(now)
+                rows()
                 .exclude(pk__in=failed)
-                .select_for_update(skip_locked=True, of=("seat__game",))[:batch_size]
+                .select_for_update(skip_locked=True, of=lock_of)[:batch_size]
             )
-            for reminder in batch:
+            for row in batch:
                 try:
-                    with transaction.atomic():
-                        done += notifications.reminder_due(reminder_id=reminder.pk, now=now)
+                    done += handle(row)
                 except Exception:
-                    logger.exception("the reminder %s failed", reminder.pk)
-                    failed.add(reminder.pk)
+                    logger.exception("%s %s failed", what, row.pk)
+                    failed.add(row.pk)
         if len(batch) < batch_size:
             break
     return done

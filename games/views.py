@@ -192,7 +192,7 @@ def game_move(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     ply = request.POST.get("ply", "")
     if not ply.isdigit():
         return _refused(request, game_id, "That move cannot be read: the form is incomplete.")
-    seat = game.seats.filter(user=request.user).values_list("index", flat=True).first()
+    seat = _seat_of(game, request)
     view = get_engine(game.kind).view(game.state, seat)
     try:
         move = get_ui(game.kind).parse_move(request.POST, view)
@@ -209,9 +209,7 @@ def game_draft(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     game = Game.objects.filter(pk=game_id).first()
     if game is None:
         raise Http404("No such game.")
-    seat = None
-    if request.user.is_authenticated:
-        seat = game.seats.filter(user=request.user).values_list("index", flat=True).first()
+    seat = _seat_of(game, request)
     if seat is None or game.state is None or game.is_over:
         return _refused(request, game_id, "Only a player of this game can prepare a move.")
     view = get_engine(game.kind).view(game.state, seat)
@@ -244,15 +242,21 @@ def game_hint(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     game = Game.objects.filter(pk=game_id).first()
     if game is None:
         raise Http404("No such game.")
-    seat = None
-    if request.user.is_authenticated:
-        seat = game.seats.filter(user=request.user).values_list("index", flat=True).first()
+    seat = _seat_of(game, request)
     try:
         hint = races.race_hint(game=game, seat_index=seat)
     except services.GameError as exc:
         return _refused(request, game_id, str(exc))
     request.session[_draft_key(game_id)] = {"hint": hint}
     return _after_action(request, game_id)
+
+
+def _seat_of(game: Game, request: HtmxHttpRequest) -> int | None:
+    """The index of the viewer's seat in this game, or None for anyone else."""
+    if not request.user.is_authenticated:
+        return None
+    seat: int | None = game.seats.filter(user=request.user).values_list("index", flat=True).first()
+    return seat
 
 
 def _draft_key(game_id: int) -> str:
@@ -286,9 +290,7 @@ def game_record(request: HtmxHttpRequest, game_id: int) -> HttpResponse:
     game = Game.objects.filter(pk=game_id).first()
     if game is None:
         raise Http404("No such game.")
-    viewer = None
-    if request.user.is_authenticated:
-        viewer = game.seats.filter(user=request.user).values_list("index", flat=True).first()
+    viewer = _seat_of(game, request)
     record = record_build(game, viewer_seat=viewer)
     response = JsonResponse(record, json_dumps_params={"indent": 2})
     response["Content-Disposition"] = f'inline; filename="{game.kind}-{game.pk}.json"'
