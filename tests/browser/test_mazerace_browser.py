@@ -15,6 +15,7 @@ from playwright.sync_api import Page, expect
 from games.engines import mazegen
 from games.engines import mazerace as rules
 from games.models import Game
+from tests.test_mazerace_site import way_out
 from tests.worker_fixtures import WorkerProcess, celery_worker_process, smtp_server, wait_until
 
 __all__ = ["celery_worker_process", "smtp_server"]
@@ -30,22 +31,6 @@ def runner(game: Game, seat: int) -> dict:
     game.refresh_from_db()
     assert game.state is not None
     return game.state["runners"][seat]
-
-
-def way_out(game: Game, seat: int) -> list[str]:
-    """The shortest way out from where the runner stands, from the maze in the database."""
-    maze = rules.maze_of(game.state)
-    here = mazegen.CELL_OF[runner(game, seat)["at"]]
-    far = mazegen.distances(maze, mazegen.EXIT)
-    route = []
-    while here != mazegen.EXIT:
-        direction, here = next(
-            (d, other)
-            for d, other in mazegen.NEIGHBOURS[here]
-            if maze[here] & mazegen.BIT[d] and far[other] == far[here] - 1
-        )
-        route.append(direction)
-    return route
 
 
 def settled(page: Page, game: Game) -> dict:
