@@ -22,38 +22,10 @@ FORMAT = "mazesite-record/1"
 #   the record shows of it (without it: the move as shown).
 # An engine that defines `deadline_ms(state)` and `close(state, now_ms)` (a live race) can end
 # without a move: a record that says it finished is closed at its deadline when replayed.
-# An engine's own hook comes first; SITE_HOOKS holds the ones the site supplies meanwhile.
-
-
-def _race_record_move(
-    move: JSON, outcome: JSON, seat: int, viewer: int | None, over: bool
-) -> tuple[JSON, JSON] | None:
-    """Maze Race: during the race a runner sees its own steps only, spectators none (a step
-    tells where a runner is, and so something of the maze). The stored step carries the time
-    the site gave it (`now_ms`); the record shows the direction, and the outcome says where
-    and when it landed."""
-    if not over and viewer != seat:
-        return None
-    return {k: v for k, v in move.items() if k != "now_ms"}, outcome
-
-
-def _race_replay_move(move: JSON, outcome: JSON) -> JSON:
-    """A live step asked for at its landing time lands at that same time again."""
-    landed = outcome.get("landed_ms")
-    if "dir" in move and landed is not None:
-        return {"dir": move["dir"], "now_ms": landed}
-    return move
-
-
-SITE_HOOKS: dict[str, dict[str, Callable[..., Any]]] = {
-    "mazerace": {"record_move": _race_record_move, "replay_move": _race_replay_move},
-}
 
 
 def _hook(kind: str, name: str) -> Callable[..., Any] | None:
     found: Callable[..., Any] | None = getattr(ENGINES[kind], name, None)
-    if found is None:
-        found = SITE_HOOKS.get(kind, {}).get(name)
     return found
 
 

@@ -42,7 +42,6 @@ class Engine(Protocol):
     #   what the record shows of it (a live race step: its landing time as `now_ms`).
     #   deadline_ms(state) and close(state, now_ms): a game the site ends at a deadline with no
     #   move (a live race); a record that says it finished is closed at its deadline.
-    # (games/records.py supplies Maze Race's record_move and replay_move meanwhile.)
 
     def default_options(self) -> JSON: ...
 

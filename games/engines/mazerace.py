@@ -364,3 +364,26 @@ def _runner_view(maze: Sequence[int], runner: JSON) -> JSON:
         "open": mazegen.open_directions(maze[here]),
         "sentence": sentence(maze[here], here),
     }
+
+
+# --- the record -----------------------------------------------------------------------------
+
+
+def record_move(
+    move: JSON, outcome: JSON, seat: int, viewer: int | None, over: bool
+) -> tuple[JSON, JSON] | None:
+    """During the race a runner sees its own steps only, spectators none (a step tells where a
+    runner is, and so something of the maze). The stored step carries the time the site gave
+    it (`now_ms`); the record shows the direction, and the outcome says where and when it
+    landed."""
+    if not over and viewer != seat:
+        return None
+    return {k: v for k, v in move.items() if k != "now_ms"}, outcome
+
+
+def replay_move(move: JSON, outcome: JSON) -> JSON:
+    """A live step asked for at its landing time lands at that same time again."""
+    landed = outcome.get("landed_ms")
+    if "dir" in move and landed is not None:
+        return {"dir": move["dir"], "now_ms": landed}
+    return move
