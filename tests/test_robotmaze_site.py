@@ -12,6 +12,7 @@ from django.urls import reverse
 from games import services
 from games.engines import robotmaze
 from games.models import Game, Move
+from games.records import record_verify
 
 pytestmark = pytest.mark.django_db
 HTMX = {"HTTP_HX_REQUEST": "true"}
@@ -181,6 +182,8 @@ def test_a_robot_that_reaches_twenty_damage_loses_mid_program_and_all_is_reveale
     assert game.seed_hex in page
     record = json.loads(Client().get(f"/games/{game.pk}/record.json").content)
     assert record["initial"] == {"warehouses": WAREHOUSES}
+    assert [m["move"] for m in record["moves"][:2]] == [{"warehouse": w} for w in WAREHOUSES]
+    assert record_verify(record) == []
 
 
 def test_a_set_up_that_never_finished_is_aborted_on_timeout(game):
