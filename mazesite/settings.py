@@ -163,6 +163,8 @@ else:
         "processed_folder": str(_broker_dir / "processed"),
         "control_folder": str(_broker_dir / "control"),
         "store_processed": False,
+        # A live race's bot steps are queued a few hundred milliseconds apart.
+        "polling_interval": 0.1,
     }
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_RESULT_BACKEND = None
