@@ -18,6 +18,13 @@
 
 `hint(view)` is the strong bot's next step with the route it plans: the known way to the
 opening it chose, then the shortest way through the fog from there, taking unseen walls open.
+
+On the bench's 1,000 seeds "strong" takes 2.7% fewer steps than "flood" (issue 5 asks for 3%).
+Tried on separate seeds, none beating the plain rule above: an exact search order over the
+travel between openings; a fixed or estimated size for a wrong branch; raising the
+probabilities to powers 0.65 to 2; mixing in flood's distance or handing over to flood late; a
+penalty for turning back; grouping openings by first step (it oscillated). Rolling flood out on
+sampled completions of the maze may do better but does not fit 100 ms in pure Python.
 """
 
 from __future__ import annotations
