@@ -25,8 +25,8 @@ from django.contrib.auth.models import User
 from django.db import connection
 
 from games import services, tasks
-from games.engines import cornmaze
 from games.models import Game, Profile
+from tests.conftest import a_legal_move, to_move
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 _names = itertools.count(1)
@@ -62,13 +62,6 @@ def make_game(*players: User, clock: str = "P3D", bots: tuple[str, ...] = ()) ->
     return game
 
 
-def to_move(game: Game) -> int:
-    game.refresh_from_db()
-    assert game.state is not None
-    (seat,) = cornmaze.to_move(game.state)
-    return seat
-
-
 def player_at(game: Game, index: int) -> User:
     user = game.seats.get(index=index).user
     assert user is not None
@@ -76,17 +69,8 @@ def player_at(game: Game, index: int) -> User:
 
 
 def legal_move(game: Game) -> dict[str, Any]:
-    """A legal move for the seat to move that does not end the game, if there is one: tests
-    that play a few moves want the game still running afterwards."""
-    game.refresh_from_db()
-    assert game.state is not None
-    (seat,) = cornmaze.to_move(game.state)
-    moves = [{"shifts": list(shifts)} for shifts in cornmaze.legal_moves(game.state)]
-    for move in moves:
-        state, _ = cornmaze.apply(game.state, seat, move)
-        if cornmaze.result(state) is None:
-            return move
-    return moves[0]
+    """A legal move for the seat to move that does not end the game, if there is one."""
+    return {"shifts": a_legal_move(game)}
 
 
 def play_one(game: Game) -> int:
