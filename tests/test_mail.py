@@ -67,7 +67,7 @@ def test_a_move_in_a_transaction_that_rolls_back_queues_no_task_and_no_mail(
     queued: Queued,
 ) -> None:
     game = make_game(make_player(), make_player())
-    queued.calls.clear()
+    queued.clear()
     before = Outbox.objects.count()
     mover = to_move(game)
     with pytest.raises(RuntimeError), transaction.atomic():
@@ -248,7 +248,7 @@ def test_the_admin_sends_a_stuck_mail_again(
     (row,) = Outbox.objects.all()
     Outbox.objects.filter(pk=row.pk).update(status="failed", attempts=7, note="refused")
     page = admin_client.get(reverse("admin:games_outbox_changelist")).content.decode()
-    assert row.user.email in page or "failed" in page
+    assert f">{row.pk}<" in page or f"/{row.pk}/change/" in page  # the stuck row is listed
     with django_capture_on_commit_callbacks(execute=True):
         response = admin_client.post(
             reverse("admin:games_outbox_changelist"),

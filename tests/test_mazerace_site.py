@@ -593,7 +593,7 @@ def test_manage_verify_rebuilds_a_race_from_its_seed(tmp_path) -> None:
     path.write_text(json.dumps(record_build(game, viewer_seat=None)))
     out = io.StringIO()
     call_command("verify", str(path), stdout=out)
-    assert "checks out" in out.getvalue().lower() or "ok" in out.getvalue().lower()
+    assert out.getvalue().startswith("OK: mazerace game") and "checks out" in out.getvalue()
 
 
 def test_selfplay_races_bots_on_the_same_maze_and_reports_steps(tmp_path) -> None:

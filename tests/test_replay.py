@@ -12,7 +12,7 @@ import time_machine
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from games import archive_views, replays, services
+from games import replays, selectors, services
 from games.engines import cornmaze
 from games.models import Game, Move
 from tests.conftest import seat_user, to_move
@@ -28,7 +28,7 @@ def finished(make_cornmaze) -> Game:
 
 
 def loaded(game: Game) -> Game:
-    found = archive_views._game_with_moves(game.pk)
+    found = selectors.game_for_page(game.pk)
     assert found is not None
     return found
 

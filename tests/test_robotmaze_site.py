@@ -260,7 +260,8 @@ def test_no_viewer_ever_sees_the_other_warehouse_before_the_end(game, make_user,
         "anonymous": (Client(), None),
     }
     for role, (client, seat) in viewers.items():
-        own = crate_cells(WAREHOUSES[seat]) if seat is not None else set()
+        set_up = seat is not None and game.state["warehouses"][seat] is not None
+        own = crate_cells(WAREHOUSES[seat]) if set_up else set()
         bodies = responses(game, client)
         if seat is not None and game.state["warehouses"][seat] is not None:
             # The check below can fail: a seat's own page draws its own crates.

@@ -87,11 +87,10 @@ def test_a_move_is_recorded_and_passes_the_turn(make_cornmaze):
     game.refresh_from_db()
     assert (move.ply, move.seat, move.move) == (1, seat, {"shifts": shifts})
     assert set(move.outcome) == {"drawn", "path", "end"}
-    assert game.ply == 1
-    if game.status == Game.Status.ACTIVE:
-        assert to_move(game) == 1 - seat
-        assert game.seats.get(index=seat).deadline is None
-        assert game.seats.get(index=1 - seat).deadline is not None
+    assert game.ply == 1 and game.status == Game.Status.ACTIVE  # a_legal_move does not win
+    assert to_move(game) == 1 - seat
+    assert game.seats.get(index=seat).deadline is None
+    assert game.seats.get(index=1 - seat).deadline is not None
 
 
 def test_refused_moves_change_nothing(make_cornmaze, make_user):
@@ -184,16 +183,16 @@ def test_bots_play_through_the_service(make_cornmaze):
 
 
 def test_a_bot_turn_is_queued_on_commit_only(make_cornmaze, django_capture_on_commit_callbacks):
+    # make_cornmaze pauses bot tasks, so nothing is queued while the game is set up.
     with django_capture_on_commit_callbacks() as callbacks:
         game = make_cornmaze(bots=["simple"])
-    # make_cornmaze pauses bot tasks; a human move that hands the turn to the bot queues one.
-    seat = to_move(game)
-    if seat == 1:
-        services.bot_turn_play(game_id=game.pk, ply=game.ply)
-        game.refresh_from_db()
     assert not callbacks
-    if game.status != Game.Status.ACTIVE:
-        return
+    if to_move(game) == 1:
+        with services.bot_tasks_paused():
+            services.bot_turn_play(game_id=game.pk, ply=game.ply)
+        game.refresh_from_db()
+    assert game.status == Game.Status.ACTIVE, "the bot won on its first move: pick another game"
+    # A person's move that hands the turn to the bot queues one bot turn, on commit.
     with django_capture_on_commit_callbacks() as callbacks:
         services.move_submit(
             game_id=game.pk,
@@ -202,7 +201,8 @@ def test_a_bot_turn_is_queued_on_commit_only(make_cornmaze, django_capture_on_co
             move={"shifts": a_legal_move(game)},
         )
     game.refresh_from_db()
-    assert len(callbacks) == (1 if game.status == Game.Status.ACTIVE else 0)
+    assert game.status == Game.Status.ACTIVE and to_move(game) == 1
+    assert len(callbacks) == 1
 
 
 @pytest.mark.django_db(transaction=True)

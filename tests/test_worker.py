@@ -151,6 +151,7 @@ def test_the_sweep_sends_a_mail_whose_task_was_lost(
         game = make_game(make_player("eve"), make_player("fay"))
     (row,) = Outbox.objects.all()
     time.sleep(2)
+    row.refresh_from_db()
     assert row.status == "pending" and not smtp_server.messages
     Outbox.objects.filter(pk=row.pk).update(queued_at=datetime.now(UTC) - timedelta(minutes=20))
     (message,) = smtp_server.wait_for(1)

@@ -3,9 +3,11 @@ they use from here (`from tests.worker_fixtures import *` style, by name)."""
 
 from __future__ import annotations
 
+import base64
 import email
 import email.policy
 import itertools
+import json
 import os
 import socket
 import subprocess
@@ -13,7 +15,7 @@ import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from email.message import EmailMessage
 from pathlib import Path
 from typing import Any
@@ -24,9 +26,10 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import connection
 
-from games import services, tasks
+from games import services
 from games.models import Game, Profile
 from tests.conftest import a_legal_move, to_move
+from tests.conftest import seat_user as player_at
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 _names = itertools.count(1)
@@ -62,12 +65,6 @@ def make_game(*players: User, clock: str = "P3D", bots: tuple[str, ...] = ()) ->
     return game
 
 
-def player_at(game: Game, index: int) -> User:
-    user = game.seats.get(index=index).user
-    assert user is not None
-    return user
-
-
 def legal_move(game: Game) -> dict[str, Any]:
     """A legal move for the seat to move that does not end the game, if there is one."""
     return {"shifts": a_legal_move(game)}
@@ -83,12 +80,32 @@ def play_one(game: Game) -> int:
     return seat
 
 
-# --- tasks, without a broker ------------------------------------------------------------------
+# --- tasks, read back from the real broker ----------------------------------------------------
 
 
 @dataclass
 class Queued:
-    calls: list[tuple[str, tuple[Any, ...]]] = field(default_factory=list)
+    """The tasks waiting in this test's queue in Redis: what the code under test sent to the
+    broker, read back without a worker taking them."""
+
+    queue: str
+
+    @property
+    def calls(self) -> list[tuple[str, tuple[Any, ...]]]:
+        import redis
+
+        client = redis.Redis.from_url(settings.REDIS_URL)
+        # Kombu pushes on the left and a worker pops on the right: oldest last.
+        raw = client.lrange(self.queue, 0, -1)[::-1]
+        calls = []
+        for item in raw:
+            message = json.loads(item)
+            args = json.loads(base64.b64decode(message["body"]))[0]
+            calls.append((message["headers"]["task"], tuple(args)))
+        return calls
+
+    def clear(self) -> None:
+        purge_queue(self.queue)
 
     def of(self, name: str) -> list[tuple[Any, ...]]:
         return [args for task, args in self.calls if task == name]
@@ -99,16 +116,14 @@ class Queued:
 
 
 @pytest.fixture
-def queued(monkeypatch: pytest.MonkeyPatch) -> Queued:
-    """Tasks are recorded here instead of going to the broker."""
-    record = Queued()
-    for task in (tasks.bot_turn, tasks.mail_send, tasks.sweep_deadlines, tasks.digest_send):
-
-        def delay(*args: Any, _name: str = task.name) -> None:
-            record.calls.append((_name, args))
-
-        monkeypatch.setattr(task, "delay", delay)
-    return record
+def queued() -> Iterator[Queued]:
+    """This test's queue in Redis, empty at the start and emptied at the end."""
+    if not settings.REDIS_URL:
+        pytest.skip("the tests that read the broker need REDIS_URL")
+    record = Queued(queue=settings.CELERY_TASK_DEFAULT_QUEUE)
+    record.clear()
+    yield record
+    record.clear()
 
 
 # --- a real SMTP server -----------------------------------------------------------------------

@@ -3,7 +3,6 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-import time
 from typing import Any
 
 import pytest
@@ -21,21 +20,18 @@ def test_the_levels_are_registered() -> None:
     assert {level: BOTS["mazerace"][level] for level in LEVELS} == LEVELS
 
 
-def run_alone(bot: Any, seed: bytes, limit: int) -> tuple[int, float]:
-    """Steps to the exit in a slow race, and the slowest decision in seconds."""
+def run_alone(bot: Any, seed: bytes, limit: int) -> int:
+    """Steps to the exit in a slow race (decision times are the bench's business)."""
     state = mazerace.start(seed, {"mode": "slow"}, 2)
     rng = random.Random(seed)
-    slowest = 0.0
     while state["runners"][0]["out"] is None:
         # Through JSON, as the site stores it: a bot sees plain data and nothing else.
         view = json.loads(json.dumps(mazerace.view(state, 0)))
-        began = time.perf_counter()
         move = bot(view, 0, rng)
-        slowest = max(slowest, time.perf_counter() - began)
         assert set(move) == {"dir"} and move["dir"] in view["open"]
         state, _ = mazerace.apply(state, 0, move)
         assert state["runners"][0]["steps"] <= limit, "the bot is lost"
-    return state["runners"][0]["steps"], slowest
+    return int(state["runners"][0]["steps"])
 
 
 @pytest.mark.parametrize("level", ["wall", "flood", "strong"])
@@ -46,9 +42,8 @@ def test_every_bot_gets_out(level: str) -> None:
         shortest = mazegen.statistics(maze)["shortest"]
         # A wall follower walks each passage at most twice; the others do far better.
         limit = 2 * passages if level == "wall" else 6 * shortest
-        steps, slowest = run_alone(LEVELS[level], seed, limit)
+        steps = run_alone(LEVELS[level], seed, limit)
         assert steps >= shortest
-        assert slowest < 1.0  # the bench measures it properly: well under 100 ms
 
 
 def test_the_wall_follower_keeps_its_right_hand_on_the_wall() -> None:
