@@ -8,7 +8,6 @@ from html import escape
 from typing import Any
 from urllib.parse import urlencode
 
-from django.db.models import Prefetch
 from django.http import Http404, HttpResponse, HttpResponseBase
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
@@ -17,7 +16,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
-from . import archive, replays
+from . import archive, replays, selectors
 from .engines import get_engine
 from .http import HtmxHttpRequest
 from .models import Game, Seat
@@ -156,23 +155,12 @@ def player_detail(request: HtmxHttpRequest, name: str) -> HttpResponse:
 # --- replay ----------------------------------------------------------------------------------
 
 
-def _game_with_moves(game_id: int) -> Game | None:
-    return (
-        Game.objects.filter(pk=game_id)
-        .prefetch_related(
-            Prefetch("seats", queryset=Seat.objects.select_related("user").order_by("index")),
-            "moves",
-        )
-        .first()
-    )
-
-
 @require_GET
 @vary_on_headers("HX-Request")
 def game_replay(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     """A finished game, one ply at a time: `?ply=N` (0 is the start), `?view=<viewpoint>`, and
     `?verify=1` to replay the record from its seed and say whether it checks out."""
-    game = _game_with_moves(game_id)
+    game = selectors.game_for_page(game_id)
     if game is None:
         raise Http404("No such game.")
     if not game.is_over:

@@ -10,6 +10,7 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db import IntegrityError, transaction
 from django.http import HttpRequest
 
+from .accounts import AUTH_BACKEND
 from .models import Profile
 
 
@@ -37,10 +38,5 @@ def player_for(request: HttpRequest) -> User:
         assert not isinstance(user, AnonymousUser)
         return user
     guest = guest_create()
-    login(request, guest, backend="django.contrib.auth.backends.ModelBackend")
+    login(request, guest, backend=AUTH_BACKEND)
     return guest
-
-
-def is_guest(user: object) -> bool:
-    profile = getattr(user, "profile", None)
-    return bool(profile and profile.is_guest)

@@ -283,6 +283,7 @@ def _digest_seats(user_id: int) -> list[Seat]:
     return list(
         Seat.objects.filter(user_id=user_id, deadline__isnull=False, game__status="active")
         .select_related("game")
+        .defer("game__state", "game__seed")
         .order_by("deadline")
     )
 

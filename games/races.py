@@ -365,6 +365,8 @@ def race_sweep(*, game_id: int, now: datetime) -> bool:
 def race_hint(*, game: Game, seat_index: int | None) -> JSON:
     """The strong bot's next step and planned route from the runner's own view. Only in a
     race with a bot seat, for a runner still in, once the race is on."""
+    if not is_race(game):
+        raise services.GameError("Hints are only for Maze Race.")
     if seat_index is None:
         raise services.GameError("Only a runner in this race can ask for a hint.")
     if not has_bot(list(game.seats.all())):

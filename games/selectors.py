@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.contrib.auth.models import User
 from django.db.models import Prefetch, QuerySet
@@ -49,6 +50,7 @@ def your_games(user: User) -> list[YourGame]:
     seats = (
         Seat.objects.filter(user=user, game__status__in=[Game.Status.OPEN, Game.Status.ACTIVE])
         .select_related("game")
+        .defer("game__seed")
         .prefetch_related(
             Prefetch("game__seats", queryset=Seat.objects.select_related("user").order_by("index"))
         )
@@ -74,15 +76,13 @@ def _to_move_without_clock(seat: Seat) -> bool:
     return seat.index in get_engine(game.kind).to_move(game.state)
 
 
-def game_for_page(game_id: int) -> Game | None:
-    return (
-        Game.objects.filter(pk=game_id)
-        .prefetch_related(
-            Prefetch("seats", queryset=Seat.objects.select_related("user").order_by("index")),
-            "moves",
-        )
-        .first()
-    )
+def game_for_page(game_id: int, *, with_moves: bool = True) -> Game | None:
+    related: list[str | Prefetch[Any]] = [
+        Prefetch("seats", queryset=Seat.objects.select_related("user").order_by("index"))
+    ]
+    if with_moves:
+        related.append("moves")
+    return Game.objects.filter(pk=game_id).prefetch_related(*related).first()
 
 
 def game_version(game_id: int) -> tuple[int, str] | None:

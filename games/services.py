@@ -348,9 +348,3 @@ def _enqueue(task: Any, *args: Any) -> None:
         task.delay(*args)
     except Exception:
         logger.exception("could not queue %s%r; the sweep will pick it up", task.name, args)
-
-
-def seats_to_move(game: Game) -> list[int]:
-    if game.status != Game.Status.ACTIVE or game.state is None:
-        return []
-    return list(get_engine(game.kind).to_move(game.state))

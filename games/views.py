@@ -10,7 +10,7 @@ from django.http import (
     HttpResponseBase,
     JsonResponse,
 )
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseStopPolling
@@ -98,7 +98,9 @@ def game_detail(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
 def _game_response(
     request: HtmxHttpRequest, game_id: int, *, error: str = "", status: int = 200
 ) -> TemplateResponse:
-    game = selectors.game_for_page(game_id)
+    # The moves are read only for a page that shows its log: a live race polled twice a
+    # second has hundreds of steps and shows none of them.
+    game = selectors.game_for_page(game_id, with_moves=False)
     if game is None:
         raise Http404("No such game.")
     template = "games/game.html"
@@ -132,18 +134,22 @@ def game_context(
         }
         for s in seats
     ]
-    moves = [
-        {
-            "ply": m.ply,
-            "seat": m.seat,
-            "colour": colour(m.seat),
-            "text": engine.notation(m.move, m.outcome),
-            "at": m.at,
-        }
-        for m in game.moves.all()
-        # Only what the record shows this viewer (a race hides the other runners' steps).
-        if public_move(game.kind, m.move, m.outcome, m.seat, viewer, game.is_over) is not None
-    ]
+    moves = (
+        []
+        if getattr(ui, "hide_log", False)
+        else [
+            {
+                "ply": m.ply,
+                "seat": m.seat,
+                "colour": colour(m.seat),
+                "text": engine.notation(m.move, m.outcome),
+                "at": m.at,
+            }
+            for m in game.moves.all()
+            # Only what the record shows this viewer (a race hides the other runners' steps).
+            if public_move(game.kind, m.move, m.outcome, m.seat, viewer, game.is_over) is not None
+        ]
+    )
     can_join = game.status == Game.Status.OPEN and my_seat is None and any(s.is_open for s in seats)
     # A game's own page context, if its UI has one (a live race: Ready, countdown, polling).
     page_context = getattr(ui, "page_context", None)
@@ -180,9 +186,7 @@ def game_join(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
 
 @require_POST
 def game_move(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
-    game = Game.objects.filter(pk=game_id).first()
-    if game is None:
-        raise Http404("No such game.")
+    game = get_object_or_404(Game, pk=game_id)
     if not request.user.is_authenticated:
         return _refused(request, game_id, "Sign in or join the game to play.")
     if game.state is None:
@@ -206,9 +210,7 @@ def game_move(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
 @require_POST
 def game_draft(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     """A change to the move form that is not a move yet: kept in the session, shown at once."""
-    game = Game.objects.filter(pk=game_id).first()
-    if game is None:
-        raise Http404("No such game.")
+    game = get_object_or_404(Game, pk=game_id)
     seat = _seat_of(game, request)
     if seat is None or game.state is None or game.is_over:
         return _refused(request, game_id, "Only a player of this game can prepare a move.")
@@ -239,9 +241,7 @@ def game_ready(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
 def game_hint(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     """The strong bot's next step from the runner's own view, in a race with a bot seat:
     kept with the runner's draft, so it shows until the runner steps."""
-    game = Game.objects.filter(pk=game_id).first()
-    if game is None:
-        raise Http404("No such game.")
+    game = get_object_or_404(Game, pk=game_id)
     seat = _seat_of(game, request)
     try:
         hint = races.race_hint(game=game, seat_index=seat)
@@ -287,9 +287,7 @@ def _refused(request: HtmxHttpRequest, game_id: int, message: str) -> HttpRespon
 
 @require_GET
 def game_record(request: HtmxHttpRequest, game_id: int) -> HttpResponse:
-    game = Game.objects.filter(pk=game_id).first()
-    if game is None:
-        raise Http404("No such game.")
+    game = get_object_or_404(Game, pk=game_id)
     viewer = _seat_of(game, request)
     record = record_build(game, viewer_seat=viewer)
     response = JsonResponse(record, json_dumps_params={"indent": 2})
