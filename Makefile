@@ -46,7 +46,7 @@ test: install lint
 	@test -x /usr/bin/chromium || { echo "Debian's chromium is missing: apt-get install chromium (.ci/run does it)"; exit 1; }
 	@psql -h 127.0.0.1 -U postgres -tAc "select 1 from pg_database where datname='mazesite'" | grep -q 1 \
 	    || createdb -h 127.0.0.1 -U postgres mazesite
-	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) CELERY_QUEUE=mazesite-test \
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) CELERY_QUEUE=mazesite-test MAZESITE_TEST_STRICT=1 \
 	    $(BIN)/pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
 
 clean:

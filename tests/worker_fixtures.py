@@ -28,7 +28,7 @@ from django.db import connection
 
 from games import services
 from games.models import Game, Profile
-from tests.conftest import a_legal_move, to_move
+from tests.conftest import a_legal_move, to_move, unavailable
 from tests.conftest import seat_user as player_at
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -119,7 +119,7 @@ class Queued:
 def queued() -> Iterator[Queued]:
     """This test's queue in Redis, empty at the start and emptied at the end."""
     if not settings.REDIS_URL:
-        pytest.skip("the tests that read the broker need REDIS_URL")
+        unavailable("the tests that read the broker need REDIS_URL")
     record = Queued(queue=settings.CELERY_TASK_DEFAULT_QUEUE)
     record.clear()
     yield record
@@ -201,7 +201,7 @@ def celery_worker_process(
     """`celery worker --beat` in a subprocess, on this test's database, this test's queue in
     Redis and the SMTP server above, sweeping every second."""
     if not settings.REDIS_URL:
-        pytest.skip("the worker tests need REDIS_URL")
+        unavailable("the worker tests need REDIS_URL")
     db = connection.settings_dict
     database_url = (
         f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}:"

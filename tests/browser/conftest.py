@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
+from tests.conftest import unavailable
+
 # Playwright's sync API runs an event loop in the test thread; Django's ORM must still be usable.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
@@ -45,7 +47,7 @@ def pytest_runtest_makereport(
 @pytest.fixture(scope="session")
 def browser() -> Iterator[playwright_sync.Browser]:
     if not Path(CHROMIUM).exists():
-        pytest.skip(f"no Chromium at {CHROMIUM} (set CHROMIUM to its path)")
+        unavailable(f"no Chromium at {CHROMIUM} (set CHROMIUM to its path)")
     with playwright_sync.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield browser
