@@ -115,9 +115,7 @@ def _closed(game: Game, state: JSON) -> JSON:
 
 
 def robotmaze_viewpoints(game: Game, seats: Sequence[Seat]) -> list[Viewpoint]:
-    return [Viewpoint(key="both", label="Both warehouses")] + [
-        Viewpoint(key=f"seat{s.index}", label=f"{s.name}'s side", seat=s.index) for s in seats
-    ]
+    return _everything_then_each_seat(Viewpoint(key="both", label="Both warehouses"), seats, "side")
 
 
 def robotmaze_replay_view(state: JSON, viewpoint: Viewpoint) -> JSON:
@@ -131,8 +129,14 @@ def robotmaze_replay_view(state: JSON, viewpoint: Viewpoint) -> JSON:
 
 
 def mazerace_viewpoints(game: Game, seats: Sequence[Seat]) -> list[Viewpoint]:
-    return [Viewpoint(key="all", label="The whole maze")] + [
-        Viewpoint(key=f"seat{s.index}", label=f"{s.name}'s fog", seat=s.index) for s in seats
+    return _everything_then_each_seat(Viewpoint(key="all", label="The whole maze"), seats, "fog")
+
+
+def _everything_then_each_seat(
+    everything: Viewpoint, seats: Sequence[Seat], noun: str
+) -> list[Viewpoint]:
+    return [everything] + [
+        Viewpoint(key=f"seat{s.index}", label=f"{s.name}'s {noun}", seat=s.index) for s in seats
     ]
 
 
