@@ -34,7 +34,7 @@ from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.db import transaction
 
-from . import clock, notifications, services
+from . import clock, services
 from .bots import get_bot
 from .bots import mazerace as race_bots
 from .engines import mazerace as rules
@@ -182,8 +182,6 @@ def race_advance(*, game_id: int) -> float | None:
         now = clock.now()
         if game.race_starts_at is None:
             if game.race_deadline is not None and game.race_deadline <= now:
-                game.race_deadline = None
-                game.save(update_fields=["race_deadline"])
                 services._abort(game)
             return None
         now_ms = race_ms(game, now)
@@ -271,16 +269,7 @@ def _close(game: Game, deadline_ms: int) -> None:
 
 
 def _finish(game: Game, result: Result, *, at: datetime) -> None:
-    game.status = Game.Status.FINISHED
-    game.finished_at = at
-    game.result_reason = result.reason
-    game.race_deadline = None
-    game.version += 1
-    for seat in game.seats.all():
-        seat.place = result.places[seat.index]
-        seat.deadline = None
-        seat.save(update_fields=["place", "deadline"])
-    notifications.game_ended(game=game)
+    services.game_end(game, at=at, reason=result.reason, places=result.places)
     game.save()
 
 

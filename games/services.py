@@ -10,6 +10,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -265,14 +266,7 @@ def _play(
     game.version += 1
     result = engine.result(game.state)
     if result is not None:
-        game.status = Game.Status.FINISHED
-        game.finished_at = now
-        game.result_reason = result.reason
-        for s in game.seats.all():
-            s.place = result.places[s.index]
-            s.deadline = None
-            s.save(update_fields=["place", "deadline"])
-        notifications.game_ended(game=game)
+        game_end(game, at=now, reason=result.reason, places=result.places)
     if races.is_live(game):
         races.race_after_move(game)
     game.save()
@@ -283,12 +277,22 @@ def _play(
 
 
 def _abort(game: Game) -> None:
-    game.status = Game.Status.ABORTED
-    game.finished_at = clock.now()
-    game.result_reason = "aborted"
+    game_end(game, at=clock.now(), reason="aborted", places=None)
+    game.save()
+
+
+def game_end(game: Game, *, at: datetime, reason: str, places: Sequence[int] | None) -> None:
+    """The one way a game ends: finished with every seat's place, or aborted (no places). The
+    caller saves `game`; seats are saved here and "game over" mails are written."""
+    game.status = Game.Status.FINISHED if places is not None else Game.Status.ABORTED
+    game.finished_at = at
+    game.result_reason = reason
+    game.race_deadline = None
     game.version += 1
-    game.save(update_fields=["status", "finished_at", "result_reason", "version"])
-    game.seats.update(deadline=None)
+    for seat in game.seats.all():
+        seat.place = places[seat.index] if places is not None else None
+        seat.deadline = None
+        seat.save(update_fields=["place", "deadline"])
     notifications.game_ended(game=game)
 
 
