@@ -184,7 +184,7 @@ def turn_started(*, game: Game, seat: Seat) -> None:
         ignore_conflicts=True,
     )
     user = _people().filter(pk=seat.user_id).first()
-    _mails_queue(game=game, people=[(seat, user)], kind=Kind.YOUR_TURN, ply=game.ply)
+    _mails_queue(_mail_rows(game=game, people=[(seat, user)], kind=Kind.YOUR_TURN, ply=game.ply))
 
 
 def turn_ended(*, seat: Seat) -> None:
@@ -192,14 +192,25 @@ def turn_ended(*, seat: Seat) -> None:
     Reminder.objects.filter(seat=seat).delete()
 
 
-def game_ended(*, game: Game) -> None:
-    """The game is over (finished or aborted): no more reminders, a mail to every person."""
-    Reminder.objects.filter(seat__game=game).delete()
-    seats = Seat.objects.filter(game=game, user__isnull=False, bot="").select_related(
-        "user__profile", "user__email_preferences"
-    )
-    people = [(seat, seat.user) for seat in seats]
-    _mails_queue(game=game, people=people, kind=Kind.GAME_OVER, ply=game.ply)
+def games_ended(games: Sequence[Game], seats: Sequence[Seat]) -> None:
+    """These games are over (finished or aborted): no more reminders, a mail to every person.
+    `seats` are theirs, with each user's profile and email preferences."""
+    if not games:
+        return
+    by_id = {game.pk: game for game in games}
+    Reminder.objects.filter(seat__game_id__in=by_id).delete()
+    rows = [
+        row
+        for seat in seats
+        if seat.user_id is not None
+        for row in _mail_rows(
+            game=by_id[seat.game_id],
+            people=[(seat, seat.user)],
+            kind=Kind.GAME_OVER,
+            ply=by_id[seat.game_id].ply,
+        )
+    ]
+    _mails_queue(rows)
 
 
 def reminder_due(*, reminder_id: int, now: datetime) -> bool:
@@ -219,7 +230,9 @@ def reminder_due(*, reminder_id: int, now: datetime) -> bool:
     reminder.delete()
     if game.status != Game.Status.ACTIVE or seat.deadline is None or seat.deadline <= now:
         return False
-    _mails_queue(game=game, people=[(seat, seat.user)], kind=Kind.REMINDER, ply=reminder.ply)
+    _mails_queue(
+        _mail_rows(game=game, people=[(seat, seat.user)], kind=Kind.REMINDER, ply=reminder.ply)
+    )
     return True
 
 
@@ -227,10 +240,11 @@ def _people() -> QuerySet[Any]:
     return User.objects.select_related("profile", "email_preferences")
 
 
-def _mails_queue(*, game: Game, people: Sequence[tuple[Seat, Any]], kind: str, ply: int) -> None:
-    """An outbox row for each (seat, user) who wants this mail, unless it is there already.
-    Under the game's lock, so no other transaction makes this game's rows meanwhile."""
-    wanted = [
+def _mail_rows(
+    *, game: Game, people: Sequence[tuple[Seat, Any]], kind: str, ply: int
+) -> list[Outbox]:
+    """An outbox row, not saved, for each (seat, user) who wants this mail."""
+    return [
         Outbox(game=game, seat=seat.index, ply=ply, kind=kind, user=user)
         for seat, user in people
         if user is not None
@@ -238,10 +252,23 @@ def _mails_queue(*, game: Game, people: Sequence[tuple[Seat, Any]], kind: str, p
         and verified_address(user)
         and wants(preferences_for(user), kind)
     ]
-    if not wanted:
+
+
+def _mails_queue(rows: Sequence[Outbox]) -> None:
+    """Save the rows that are not there already and send them on commit. Under the games'
+    locks, so no other transaction makes these games' rows meanwhile."""
+    if not rows:
         return
-    there = set(Outbox.objects.filter(game=game, ply=ply, kind=kind).values_list("seat", flat=True))
-    created = Outbox.objects.bulk_create([row for row in wanted if row.seat not in there])
+    there = set(
+        Outbox.objects.filter(
+            game_id__in={row.game_id for row in rows},
+            kind__in={row.kind for row in rows},
+            ply__in={row.ply for row in rows},
+        ).values_list("game_id", "seat", "ply", "kind")
+    )
+    created = Outbox.objects.bulk_create(
+        [row for row in rows if (row.game_id, row.seat, row.ply, row.kind) not in there]
+    )
     _send_on_commit(row.pk for row in created)
 
 

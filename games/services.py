@@ -14,12 +14,13 @@ from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.db import transaction
+from django.db import connections, router, transaction
+from django.db.models import Field, Model, QuerySet
 
 from . import clock, notifications, races
 from .bots import get_bot, levels
 from .engines import IllegalMove, get_engine
-from .engines.base import JSON, Engine
+from .engines.base import JSON, Engine, Result
 from .models import Clock, Game, Move, Seat, json_safe
 
 logger = logging.getLogger(__name__)
@@ -161,20 +162,53 @@ def bot_turn_play(*, game_id: int, ply: int) -> Move | None:
         return _play(game, game.seats.get(index=index), ply, move)
 
 
-def seat_timeout(*, game_id: int, seat_index: int) -> Move | None:
-    """End a seat's turn when its deadline has passed; a game with no move yet is aborted.
-    Does nothing if the deadline has moved or not passed: safe to run twice."""
+def seat_timeout(*, game_id: int, seat_index: int) -> int:
+    """End a seat's turn if its deadline has passed (see `seats_time_out`)."""
     with transaction.atomic():
-        game = _locked(game_id)
+        return seats_time_out([(_locked(game_id), seat_index)])
+
+
+def seats_time_out(expired: Sequence[tuple[Game, int]]) -> int:
+    """Time out these (game, seat index) pairs, the sweep's batch, their games locked by the
+    caller and read under that lock: a seat that ran out loses, or is dropped while play goes
+    on; a game with no move yet is aborted. A seat whose deadline has moved or not passed, or
+    whose game is over, is left alone, so this is safe to run twice. Games that end are
+    written together (a few queries for the whole batch); a game that goes on is written on
+    its own. Returns how many seats timed out. Call it in a transaction."""
+    now = clock.now()
+    games: dict[int, Game] = {}
+    for game, _ in expired:
+        games.setdefault(game.pk, game)
+    seats: dict[int, list[Seat]] = {game_id: [] for game_id in games}
+    for seat in _seats_with_people().filter(game_id__in=games).order_by("index"):
+        seat.game = games[seat.game_id]
+        seats[seat.game_id].append(seat)
+    endings: list[Ending] = []
+    moves: list[Move] = []
+    done = 0
+    for expired_game, index in expired:
+        game_id = expired_game.pk
+        game = games[game_id]
         if game.status != Game.Status.ACTIVE:
-            return None
-        seat = game.seats.get(index=seat_index)
-        if seat.deadline is None or seat.deadline > clock.now():
-            return None
+            continue
+        seat = seats[game_id][index]
+        if seat.deadline is None or seat.deadline > now:
+            continue
+        done += 1
         if not _play_started(game):
-            _abort(game)
-            return None
-        return _play(game, seat, game.ply, {"timeout": True}, by_site=True)
+            endings.append(Ending(game, seats[game_id], now, "aborted", None))
+            continue
+        record, result = _move_apply(game, seat, game.ply, {"timeout": True}, by_site=True, now=now)
+        if result is None or races.is_live(game):
+            record.save()
+            _move_settle(game, result, now=now)
+        else:
+            moves.append(record)
+            endings.append(Ending(game, seats[game_id], now, result.reason, result.places))
+    Move.objects.bulk_create(moves)
+    _games_end(endings)
+    _rows_update([e.game for e in endings], [*GAME_END_FIELDS, "state", "ply"])
+    return done
 
 
 # --- inside the lock -------------------------------------------------------------------------
@@ -225,6 +259,25 @@ def _play(
     by_site: bool = False,
     at_ms: int | None = None,
 ) -> Move:
+    now = clock.now()
+    record, result = _move_apply(game, seat, ply, move, by_site=by_site, at_ms=at_ms, now=now)
+    record.save()
+    _move_settle(game, result, now=now)
+    return record
+
+
+def _move_apply(
+    game: Game,
+    seat: Seat,
+    ply: int,
+    move: JSON,
+    *,
+    by_site: bool = False,
+    at_ms: int | None = None,
+    now: datetime,
+) -> tuple[Move, Result | None]:
+    """Check a move and apply it to `game` in memory: its state, ply and version. Returns the
+    move, not saved yet, and the result if the game is over."""
     if game.status == Game.Status.OPEN:
         raise MoveRefused("The game has not started yet: it is waiting for players.")
     if game.is_over:
@@ -239,7 +292,6 @@ def _play(
         raise MoveRefused("That is not a move.")
     engine = _engine(game.kind)
     assert game.state is not None
-    now = clock.now()
     if (
         not by_site
         and seat.deadline is not None
@@ -254,7 +306,7 @@ def _play(
     except IllegalMove as exc:
         raise MoveRefused(str(exc)) from None
     game.ply += 1
-    record = Move.objects.create(
+    record = Move(
         game=game,
         ply=game.ply,
         seat=seat.index,
@@ -264,16 +316,20 @@ def _play(
     )
     game.state = json_safe(state)
     game.version += 1
-    result = engine.result(game.state)
+    return record, engine.result(game.state)
+
+
+def _move_settle(game: Game, result: Result | None, *, now: datetime) -> None:
+    """What follows a stored move: the end of the game or the next deadlines, the race clock,
+    and the bot turns queued on commit."""
     if result is not None:
         game_end(game, at=now, reason=result.reason, places=result.places)
     if races.is_live(game):
         races.race_after_move(game)
     game.save()
     if result is None:
-        _set_deadlines(game, engine)
+        _set_deadlines(game, _engine(game.kind))
     _after_commit(game)
-    return record
 
 
 def _abort(game: Game) -> None:
@@ -281,19 +337,74 @@ def _abort(game: Game) -> None:
     game.save()
 
 
+@dataclass
+class Ending:
+    game: Game
+    seats: list[Seat]
+    at: datetime
+    reason: str
+    places: Sequence[int] | None  # places[seat index]; None: aborted
+
+
+# What ending a game changes on the Game row; the caller saves it.
+GAME_END_FIELDS = ("status", "finished_at", "result_reason", "race_deadline", "version")
+
+
 def game_end(game: Game, *, at: datetime, reason: str, places: Sequence[int] | None) -> None:
     """The one way a game ends: finished with every seat's place, or aborted (no places). The
     caller saves `game`; seats are saved here and "game over" mails are written."""
-    game.status = Game.Status.FINISHED if places is not None else Game.Status.ABORTED
-    game.finished_at = at
-    game.result_reason = reason
-    game.race_deadline = None
-    game.version += 1
-    for seat in game.seats.all():
-        seat.place = places[seat.index] if places is not None else None
-        seat.deadline = None
-        seat.save(update_fields=["place", "deadline"])
-    notifications.game_ended(game=game)
+    _games_end([Ending(game, list(_seats_with_people().filter(game=game)), at, reason, places)])
+
+
+def _games_end(endings: Sequence[Ending]) -> None:
+    for ending in endings:
+        game = ending.game
+        game.status = Game.Status.FINISHED if ending.places is not None else Game.Status.ABORTED
+        game.finished_at = ending.at
+        game.result_reason = ending.reason
+        game.race_deadline = None
+        game.version += 1
+        for seat in ending.seats:
+            seat.place = ending.places[seat.index] if ending.places is not None else None
+            seat.deadline = None
+    _rows_update([s for e in endings for s in e.seats], ["place", "deadline"])
+
+    notifications.games_ended([e.game for e in endings], [s for e in endings for s in e.seats])
+
+
+def _seats_with_people() -> QuerySet[Seat]:
+    """Seats with what a mail to their person needs."""
+    return Seat.objects.select_related("user__profile", "user__email_preferences")
+
+
+def _rows_update(rows: Sequence[Model], fields: Sequence[str]) -> None:
+    """Save these fields of these rows of one model in one UPDATE, a CASE on the primary key
+    for each field. Django's bulk_update writes the same statement but builds it out of
+    expressions, which takes longer than the sweep's whole budget for a batch."""
+    if not rows:
+        return
+    meta = rows[0]._meta
+    connection = connections[router.db_for_write(type(rows[0]))]
+    quote = connection.ops.quote_name
+    assert meta.pk is not None and meta.pk.column is not None
+    pk = quote(meta.pk.column)
+    sets: list[str] = []
+    params: list[Any] = []
+    for name in fields:
+        field = meta.get_field(name)
+        assert isinstance(field, Field) and field.column is not None
+        case = f"CASE {pk} {' '.join(['WHEN %s THEN %s'] * len(rows))} END"
+        if connection.features.requires_casted_case_in_updates:  # PostgreSQL
+            case = f"CAST({case} AS {field.cast_db_type(connection)})"
+        sets.append(f"{quote(field.column)} = {case}")
+        for row in rows:
+            params += [row.pk, field.get_db_prep_save(getattr(row, field.attname), connection)]
+    params += [row.pk for row in rows]
+    sql = "UPDATE {} SET {} WHERE {} IN ({})".format(
+        quote(meta.db_table), ", ".join(sets), pk, ", ".join(["%s"] * len(rows))
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
 
 
 def _set_deadlines(game: Game, engine: Engine) -> None:

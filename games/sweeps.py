@@ -64,25 +64,18 @@ def expired_seats(now: datetime) -> QuerySet[Seat]:
     return (
         Seat.objects.filter(deadline__lte=now, game__status=Game.Status.ACTIVE)
         .select_related("game")
-        .only("index", "deadline", "game__id", "game__status")
         .order_by("deadline")
     )
 
 
 def deadlines_sweep(*, batch_size: int = BATCH_SIZE, max_batches: int = MAX_BATCHES) -> int:
-    """Time out every seat whose deadline has passed, each exactly once. Returns how many
-    seats were handed to `services.seat_timeout`."""
+    """Time out every seat whose deadline has passed, each exactly once, a batch at a time
+    (`services.seats_time_out`). Returns how many seats timed out."""
     now = clock.now()
-
-    def time_out(seat: Seat) -> int:
-        # seat_timeout runs in its own savepoint: a failure undoes this game only.
-        services.seat_timeout(game_id=seat.game_id, seat_index=seat.index)
-        return 1
-
     return _in_batches(
         lambda: expired_seats(now),
         ("game",),
-        time_out,
+        lambda seats: services.seats_time_out([(s.game, s.index) for s in seats]),
         "timing out seat",
         batch_size=batch_size,
         max_batches=max_batches,
@@ -101,15 +94,10 @@ def due_reminders(now: datetime) -> QuerySet[Reminder]:
 def reminders_sweep(*, batch_size: int = BATCH_SIZE, max_batches: int = MAX_BATCHES) -> int:
     """Turn every due reminder into a mail. Returns how many mails were due."""
     now = clock.now()
-
-    def remind(reminder: Reminder) -> int:
-        with transaction.atomic():
-            return notifications.reminder_due(reminder_id=reminder.pk, now=now)
-
     return _in_batches(
         lambda: due_reminders(now),
         ("seat__game",),
-        remind,
+        lambda due: sum(notifications.reminder_due(reminder_id=r.pk, now=now) for r in due),
         "the reminder",
         batch_size=batch_size,
         max_batches=max_batches,
@@ -119,15 +107,16 @@ def reminders_sweep(*, batch_size: int = BATCH_SIZE, max_batches: int = MAX_BATC
 def _in_batches(
     rows: Callable[[], QuerySet[Any]],
     lock_of: tuple[str, ...],
-    handle: Callable[[Any], int],
+    handle: Callable[[list[Any]], int],
     what: str,
     *,
     batch_size: int,
     max_batches: int,
 ) -> int:
     """Claim due rows a batch at a time, locking their games and skipping the ones another
-    sweep or a move holds, and handle each; one that fails is logged and left for the next
-    sweep. Returns the sum of what `handle` returned."""
+    sweep or a move holds, and handle the batch. If that fails, each row of it is handled on
+    its own, and one that fails again is logged and left for the next sweep. Returns the sum of
+    what `handle` returned."""
     done = 0
     failed: set[int] = set()
     for _ in range(max_batches):
@@ -137,12 +126,19 @@ def _in_batches(
                 .exclude(pk__in=failed)
                 .select_for_update(skip_locked=True, of=lock_of)[:batch_size]
             )
-            for row in batch:
-                try:
-                    done += handle(row)
-                except Exception:
-                    logger.exception("%s %s failed", what, row.pk)
-                    failed.add(row.pk)
+            try:
+                with transaction.atomic():
+                    done += handle(batch)
+            except Exception:
+                logger.exception("%s: a batch failed; trying its rows one by one", what)
+                for pk in [row.pk for row in batch]:
+                    try:
+                        with transaction.atomic():
+                            # Read again: the failed batch may have changed its rows in memory.
+                            done += handle(list(rows().filter(pk=pk)))
+                    except Exception:
+                        logger.exception("%s %s failed", what, pk)
+                        failed.add(pk)
         if len(batch) < batch_size:
             break
     return done

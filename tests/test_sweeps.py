@@ -106,6 +106,78 @@ def test_the_sweep_claims_expired_seats_with_one_query_that_skips_locked_games()
     assert all(Game.objects.get(pk=g.pk).status == Game.Status.ABORTED for g in games)
 
 
+def _sweep_queries(games: int) -> tuple[int, list[Game]]:
+    """Time out `games` two-seat games that had a move, in one batch; the queries it took."""
+    with time_machine.travel(START, tick=False):
+        made = [make_game(make_player(), make_player()) for _ in range(games)]
+        for game in made:
+            play_one(game)
+    with time_machine.travel(LATE, tick=False), CaptureQueriesContext(connection) as queries:
+        assert sweeps.deadlines_sweep(batch_size=50) == games
+    return len(queries), made
+
+
+@pytest.mark.django_db
+def test_a_batch_of_timeouts_takes_the_same_queries_for_5_games_as_for_40() -> None:
+    few, _ = _sweep_queries(5)
+    many, games = _sweep_queries(40)
+    assert few == many
+    assert many <= 16
+    for game in games:
+        game.refresh_from_db()
+        assert game.status == Game.Status.FINISHED and game.ply == 2
+        assert sorted(game.seats.values_list("place", flat=True)) == [1, 2]
+    over = Outbox.objects.filter(kind=Outbox.Kind.GAME_OVER, ply=2, game__in=games)
+    assert over.count() == 80
+
+
+@pytest.mark.django_db
+def test_one_batch_ends_some_games_aborts_others_and_drops_a_seat_where_play_goes_on() -> None:
+    with time_machine.travel(START, tick=False):
+        lost = make_game(make_player(), make_player())
+        play_one(lost)
+        unplayed = make_game(make_player(), make_player())
+        three = make_game(make_player(), make_player(), make_player())
+        play_one(three)
+        other = make_game(make_player(), make_player())
+    loser, dropped = to_move(lost), to_move(three)
+    with time_machine.travel(START + timedelta(days=2), tick=False):
+        play_one(other)  # its next deadline is a day after the others'
+    with time_machine.travel(LATE, tick=False):
+        assert sweeps.deadlines_sweep() == 3
+    for game in (lost, unplayed, three, other):
+        game.refresh_from_db()
+    assert lost.status == Game.Status.FINISHED
+    assert lost.seats.get(index=loser).place == 2
+    assert unplayed.status == Game.Status.ABORTED and unplayed.ply == 0
+    assert three.status == Game.Status.ACTIVE and three.state is not None
+    assert three.state["dropped"] == [dropped]
+    assert Seat.objects.get(game=three, index=to_move(three)).deadline == LATE + timedelta(days=3)
+    assert other.status == Game.Status.ACTIVE and other.ply == 1
+    over = Outbox.objects.filter(kind=Outbox.Kind.GAME_OVER)
+    assert sorted(over.values_list("game_id", flat=True)) == sorted(
+        [lost.pk] * 2 + [unplayed.pk] * 2
+    )
+
+
+@pytest.mark.django_db
+def test_a_game_that_cannot_be_timed_out_is_left_and_the_rest_of_its_batch_is_not() -> None:
+    with time_machine.travel(START, tick=False):
+        games = [make_game(make_player(), make_player()) for _ in range(4)]
+        for game in games:
+            play_one(game)
+    broken = games[1]
+    Game.objects.filter(pk=broken.pk).update(state={"not": "a corn maze"})
+    with time_machine.travel(LATE, tick=False):
+        assert sweeps.deadlines_sweep() == 3
+        assert sweeps.deadlines_sweep() == 0  # the broken one is tried again, and fails again
+    statuses = {g.pk: g.status for g in Game.objects.filter(pk__in=[g.pk for g in games])}
+    assert statuses.pop(broken.pk) == Game.Status.ACTIVE
+    assert set(statuses.values()) == {Game.Status.FINISHED}
+    assert not Move.objects.filter(game=broken, move={"timeout": True}).exists()
+    assert Seat.objects.filter(game=broken, deadline__lt=LATE).count() == 1
+
+
 @pytest.mark.django_db
 def test_a_due_reminder_becomes_one_mail_and_a_move_cancels_it(
     queued: Queued, django_capture_on_commit_callbacks
