@@ -14,9 +14,14 @@
       var deadline = new Date(el.dataset.deadline);
       var left = el.querySelector(".left");
       if (left) left.textContent = format(deadline - Date.now());
-      if (!el.dataset.local) {
-        el.title = "Deadline: " + deadline.toLocaleString();
-        el.dataset.local = "1";
+      var until = el.querySelector(".until time");
+      if (until && !until.dataset.local) {
+        // The server writes the deadline in UTC; the viewer reads it in their own time zone.
+        until.textContent = deadline.toLocaleString([], {
+          weekday: "short", day: "numeric", month: "short",
+          hour: "2-digit", minute: "2-digit", hour12: false, timeZoneName: "short",
+        });
+        until.dataset.local = "1";
       }
     });
   }

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+from zoneinfo import ZoneInfo
 
 from django.core.management import call_command
 
@@ -105,3 +106,23 @@ def test_a_guest_plays_a_bot_with_javascript_off(browser, live_server, transacti
     page.goto(f"/games/{game.pk}/")
     assert "Game over" in page.locator("#status").inner_text()
     context.close()
+
+
+def test_the_clock_shows_the_deadline_in_the_viewers_own_time_zone(
+    browser, live_server, transactional_db, make_cornmaze
+):
+    game = make_cornmaze()
+    (deadline,) = game.seats.exclude(deadline=None).values_list("deadline", flat=True)
+    for zone in ("Pacific/Auckland", "America/Los_Angeles"):
+        context = browser.new_context(base_url=live_server.url, timezone_id=zone)
+        page = context.new_page()
+        page.goto(f"/games/{game.pk}/")
+        until = page.locator("#clocks .until time")
+        local = deadline.astimezone(ZoneInfo(zone))
+        page.wait_for_function("document.querySelector('#clocks .until time').dataset.local")
+        shown = until.inner_text()
+        assert local.strftime("%H:%M") in shown and str(local.day) in shown, (zone, shown)
+        assert "3 days for each move; a player who runs out loses." in page.inner_text(
+            "#clock-rule"
+        )
+        context.close()
