@@ -102,16 +102,18 @@ def preferences_update(
     return prefs
 
 
+# Each kind of mail is wanted while one preference holds one value; unsubscribing sets another.
+PREFERENCE: dict[str, tuple[str, object, object]] = {
+    Kind.YOUR_TURN: ("turn_mails", TurnMails.IMMEDIATE, TurnMails.OFF),
+    Kind.DIGEST: ("turn_mails", TurnMails.DIGEST, TurnMails.OFF),
+    Kind.REMINDER: ("reminder", True, False),
+    Kind.GAME_OVER: ("game_over", True, False),
+}
+
+
 def wants(prefs: EmailPreferences, kind: str) -> bool:
-    if kind == Kind.YOUR_TURN:
-        return prefs.turn_mails == TurnMails.IMMEDIATE
-    if kind == Kind.DIGEST:
-        return prefs.turn_mails == TurnMails.DIGEST
-    if kind == Kind.REMINDER:
-        return prefs.reminder
-    if kind == Kind.GAME_OVER:
-        return prefs.game_over
-    raise ValueError(f"no such mail: {kind!r}")
+    field, wanted, _ = PREFERENCE[kind]
+    return bool(getattr(prefs, field) == wanted)
 
 
 def verified_address(user: Any) -> str:
@@ -159,14 +161,8 @@ def unsubscribe_read(*, token: str) -> tuple[Any, str]:
 def unsubscribe(*, token: str) -> tuple[Any, str]:
     """Switch off the kind of mail the link is for. Doing it twice is fine."""
     user, kind = unsubscribe_read(token=token)
-    changes: dict[str, object]
-    if kind in {Kind.YOUR_TURN, Kind.DIGEST}:
-        changes = {"turn_mails": TurnMails.OFF}
-    elif kind == Kind.REMINDER:
-        changes = {"reminder": False}
-    else:
-        changes = {"game_over": False}
-    EmailPreferences.objects.update_or_create(user_id=user.pk, defaults=changes)
+    field, _, off = PREFERENCE[kind]
+    EmailPreferences.objects.update_or_create(user_id=user.pk, defaults={field: off})
     return user, kind
 
 
