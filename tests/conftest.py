@@ -14,6 +14,9 @@ from games.bots import get_bot
 from games.engines import cornmaze
 from games.models import Game
 
+# The real worker, broker queue and mail server (queued, smtp_server, celery_worker_process).
+pytest_plugins = ["tests.worker_fixtures"]
+
 # Playwright's sync API runs an event loop in the test thread; Django's ORM must still be usable.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 

@@ -22,11 +22,8 @@ from tests.worker_fixtures import (
     make_player,
     play_one,
     player_at,
-    queued,
     to_move,
 )
-
-__all__ = ["queued"]  # a fixture, used by name
 
 # Ahead of the real clock, so that nothing is overdue by accident outside time travel.
 START = datetime.now(UTC).replace(microsecond=0) + timedelta(days=1)

@@ -24,11 +24,8 @@ from tests.worker_fixtures import (
     make_player,
     play_one,
     player_at,
-    queued,
     to_move,
 )
-
-__all__ = ["queued"]
 
 START = datetime.now(UTC).replace(microsecond=0) + timedelta(days=1)
 pytestmark = pytest.mark.usefixtures("queued")

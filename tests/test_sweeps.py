@@ -13,16 +13,7 @@ from django.test.utils import CaptureQueriesContext
 
 from games import services, sweeps
 from games.models import Game, Move, Outbox, Reminder, Seat
-from tests.worker_fixtures import (
-    Queued,
-    make_game,
-    make_player,
-    play_one,
-    queued,
-    to_move,
-)
-
-__all__ = ["queued"]
+from tests.worker_fixtures import Queued, make_game, make_player, play_one, to_move
 
 # Ahead of the real clock, so that nothing is overdue by accident outside time travel.
 START = datetime.now(UTC).replace(microsecond=0) + timedelta(days=1)

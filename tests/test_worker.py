@@ -17,18 +17,14 @@ from games.models import Game, Move, Outbox, Seat
 from tests.worker_fixtures import (
     Inbox,
     WorkerProcess,
-    celery_worker_process,
     make_game,
     make_player,
     play_one,
     player_at,
-    smtp_server,
     text_and_html,
     to_move,
     wait_until,
 )
-
-__all__ = ["celery_worker_process", "smtp_server"]
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 

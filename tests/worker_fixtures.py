@@ -1,5 +1,5 @@
-"""Fixtures and helpers for the clock, sweep, mail and worker tests. Test modules import what
-they use from here (`from tests.worker_fixtures import *` style, by name)."""
+"""Fixtures and helpers for the clock, sweep, mail and worker tests. The fixtures are a plugin
+of tests/conftest.py; test modules import the helpers by name."""
 
 from __future__ import annotations
 

@@ -16,9 +16,7 @@ from games.engines import mazegen
 from games.engines import mazerace as rules
 from games.models import Game
 from tests.test_mazerace_site import way_out
-from tests.worker_fixtures import WorkerProcess, celery_worker_process, smtp_server, wait_until
-
-__all__ = ["celery_worker_process", "smtp_server"]
+from tests.worker_fixtures import WorkerProcess, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.worker]
 
