@@ -8,9 +8,9 @@ For each size it (re)creates the database `mazesite_bench` on the PostgreSQL of
 BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432), migrates it, fills it with SQL
 (generate_series, not the ORM) with running two-seat Corn mazes, `--expired` of which have a
 deadline in the past, and times one `sweeps.deadlines_sweep()`: the selection and the
-timeouts, a batch of games at a time in one locked transaction, "game over" mails written to the
-outbox. Sending is not timed: the mail task is replaced by a no-op. Prints the plan of the sweep's query, both
-times and their ratio.
+timeouts, a batch of games at a time in one locked transaction, "game over" mails written to
+the outbox. Sending is not timed: the mail task is replaced by a no-op. Prints the plan of the
+sweep's query, both times and their ratio.
 """
 
 from __future__ import annotations
