@@ -9,7 +9,8 @@ runs one indexed query in the same run.
 It (re)creates the database `mazesite_bench_archive` on the PostgreSQL of BENCH_DATABASE_URL
 (default postgres://postgres@127.0.0.1:5432), migrates it and fills it with SQL
 (generate_series, not the ORM): `--users` players (some guests), `--games` finished games (2%
-aborted) of the three kinds and clocks, two seats each (a quarter with a bot), places, and
+aborted) of the three kinds and clocks, two seats each (a quarter with a bot), places (and
+what services.game_end keeps with them: the seats' finish times, the players' results), and
 `--moves` moves per game copied from one real Corn maze played by the engine, so that rows are
 the size of real ones. One player (`busy`) sits in one game in a hundred; another
 (`retired`) in one in a thousand of the oldest tenth, and none since.
@@ -84,7 +85,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(name)
 
 
-def setup_django(*, jit: bool = True) -> None:
+def setup_django(*, jit: bool = True, prepared: bool = False) -> None:
     sys.path.insert(0, str(BASE_DIR))
     # PostgreSQL's JIT compiles a query whose estimated cost is high, which for a player with
     # thousands of games costs more than it saves; `--no-jit` shows the difference.
@@ -103,6 +104,12 @@ def setup_django(*, jit: bool = True) -> None:
     from django.conf import settings
 
     settings.ROOT_URLCONF = "bench.archive"
+    if prepared:
+        # Not the site's settings: what server-side binding with prepared statements would
+        # save. Most of these pages' time in PostgreSQL is planning.
+        settings.DATABASES["default"].setdefault("OPTIONS", {}).update(
+            server_side_binding=True, prepare_threshold=5
+        )
     # No collectstatic for a bench: plain static URLs instead of the manifest's hashed ones.
     settings.STORAGES = {
         **settings.STORAGES,
@@ -148,6 +155,8 @@ def real_game(moves: int) -> tuple[bytes, dict[str, Any], list[dict[str, Any]]]:
 def fill(games: int, moves: int, users: int) -> None:
     from django.core.management import call_command
     from django.db import connection
+
+    from games import archive
 
     started = time.perf_counter()
     call_command("migrate", verbosity=0)
@@ -219,7 +228,7 @@ def fill(games: int, moves: int, users: int) -> None:
         # Two seats a game; a quarter have a bot in seat 1; the busy player in one in a hundred.
         cursor.execute(
             """
-            INSERT INTO games_seat (game_id, index, user_id, bot, place, joined_at)
+            INSERT INTO games_seat (game_id, index, user_id, bot, place, joined_at, finished_at)
             SELECT g.id, s.i,
                 CASE WHEN s.i = 1 AND g.id %% 4 = 0 THEN NULL
                      WHEN s.i = 0 AND g.id %% 100 = 1 THEN %(busy)s
@@ -228,7 +237,7 @@ def fill(games: int, moves: int, users: int) -> None:
                 CASE WHEN s.i = 1 AND g.id %% 4 = 0 THEN 'simple' ELSE '' END,
                 CASE WHEN g.status = 'aborted' THEN NULL
                      WHEN (g.id %% 7 < 4) = (s.i = 0) THEN 1 ELSE 2 END,
-                g.started_at
+                g.started_at, g.finished_at
             FROM games_game g CROSS JOIN (VALUES (0), (1)) s(i)
             ORDER BY g.id, s.i
             """,
@@ -270,6 +279,9 @@ def fill(games: int, moves: int, users: int) -> None:
             done = min(high, start + chunk - 1) - low + 1
             if (done // chunk) % 4 == 0 or done >= high - low + 1:
                 print(f"moves: {done:,} games, {time.perf_counter() - started:.0f} s")
+    # What services.game_end keeps as each game ends, counted here for the games filled in.
+    archive.results_recount()
+    print(f"results: {time.perf_counter() - started:.0f} s")
     connection.close()
     import psycopg
 
@@ -288,7 +300,7 @@ def catch_up() -> None:
     call_command("migrate", verbosity=0)
     connection.close()
     with psycopg.connect(f"{SERVER}/{DATABASE}", autocommit=True) as conn:
-        conn.execute("VACUUM (ANALYZE) games_seat, games_game")
+        conn.execute("VACUUM (ANALYZE) games_seat, games_game, games_playerresult")
 
 
 def sizes() -> None:
@@ -420,7 +432,7 @@ def plans(urls: dict[str, str]) -> None:
         print(f"\n=== {name}: {url} ({len(captured)} queries)")
         for query in captured.captured_queries:
             sql = query["sql"]
-            if not sql.lstrip().upper().startswith("SELECT"):
+            if not sql.lstrip().upper().startswith(("SELECT", "WITH")):
                 continue
             with connection.cursor() as cursor:
                 cursor.execute(f"EXPLAIN (ANALYZE, BUFFERS) {sql}")
@@ -437,10 +449,13 @@ def main() -> None:
     parser.add_argument("--reuse", action="store_true", help="time the database already there")
     parser.add_argument("--no-plans", action="store_true")
     parser.add_argument("--no-jit", action="store_true", help="connect with jit=off")
+    parser.add_argument(
+        "--prepared", action="store_true", help="server-side binding and prepared statements"
+    )
     args = parser.parse_args()
     if not args.reuse:
         recreate_database()
-    setup_django(jit=not args.no_jit)
+    setup_django(jit=not args.no_jit, prepared=args.prepared)
     if not args.reuse:
         fill(args.games, args.moves, args.users)
     else:

@@ -1,40 +1,44 @@
 """Reads behind the archive, the player pages and their feeds: finished games with filters that
 combine, paged by keyset on (finished_at, id), never OFFSET, so that a page deep in a million
-games costs what the first one does. Each function is a fixed number of queries."""
+games costs what the first one does; and the players' results per game, counted as each game
+ends. Each function is a fixed number of queries."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
+from html import escape
 from typing import Any
 from urllib.parse import quote, urlencode
 
 from django import forms
-from django.contrib.auth.models import User
+from django.db import connection
 from django.db.models import (
     BooleanField,
     Case,
+    Count,
     Exists,
     ExpressionWrapper,
     OuterRef,
     Q,
-    QuerySet,
     Subquery,
     Value,
     When,
 )
-from django.db.models.functions import Coalesce
 from django.db.models.lookups import IsNull
 from django.urls import reverse
+from django.utils.dateparse import parse_datetime
 from django.utils.functional import cached_property
+from django.utils.safestring import SafeString, mark_safe
 
-from .models import Clock, Game, Move, Seat
+from .models import Clock, Game, Move, PlayerResult, Seat
 from .ui import colour
 
 PAGE_SIZE = 25
 FEED_SIZE = 50
-ACTIVE_LIMIT = 100
-OVER = [Game.Status.FINISHED, Game.Status.ABORTED]
+RUNNING_LIMIT = 100
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 # How a game ended, in words, from Game.result_reason. Engines may add reasons; an unknown one
@@ -139,21 +143,34 @@ class FilterForm(forms.Form):
             self.add_error("result", "Choose a player to see the games they won or lost.")
         return data
 
-    def controls(self) -> list[dict[str, Any]]:
-        """The fields, ready to print as plain HTML: a page of games is drawn often, and
-        Django's widget templates would cost more than the database does."""
+    def controls_html(self) -> SafeString:
+        """The fields as HTML (a label around each control): a page of games is drawn often,
+        and Django's widget templates, or a template loop over the options, would cost more
+        than the database does. Every text is escaped."""
         out = []
         for name, f in self.fields.items():
             raw = self.data.get(name, "") if self.is_bound else ""
             value = raw if isinstance(raw, str) else ""
-            control: dict[str, Any] = {"name": name, "label": f.label, "value": value}
             if isinstance(f, forms.ChoiceField):
                 choices: list[tuple[str, str]] = list(f.choices)  # type: ignore[arg-type]
-                control["options"] = [(v, label, v == value) for v, label in choices]
+                options = "".join(
+                    f'<option value="{escape(v)}"{" selected" if v == value else ""}>'
+                    f"{escape(str(label))}</option>"
+                    for v, label in choices
+                )
+                control = f'<select name="{name}" id="id_{name}">{options}</select>'
             else:
-                control["type"] = "date" if isinstance(f, forms.DateField) else "search"
-            out.append(control)
-        return out
+                kind = "date" if isinstance(f, forms.DateField) else "search"
+                extra = ' maxlength="150" autocomplete="off"' if kind == "search" else ""
+                control = (
+                    f'<input type="{kind}" name="{name}" id="id_{name}" '
+                    f'value="{escape(value)}"{extra}>'
+                )
+            out.append(
+                f'<label class="filter filter-{name}" for="id_{name}">'
+                f"<span>{escape(str(f.label))}</span> {control}</label>\n"
+            )
+        return mark_safe("".join(out))  # every text escaped above
 
     def filters(self, *, player: str = "") -> Filters:
         """The valid filters; invalid fields are left out (their errors show on the form)."""
@@ -181,57 +198,75 @@ def filters_from(params: Any, *, player: str = "") -> tuple[FilterForm, Filters]
     return form, form.filters(player=player)
 
 
-def player_named(name: str) -> User | None:
-    return User.objects.filter(username=name).select_related("profile").first()
-
-
 def _day_start(day: date) -> datetime:
     return datetime.combine(day, time.min, tzinfo=UTC)
 
 
-def _filtered(games: QuerySet[Game], filters: Filters, player: User | None) -> QuerySet[Game]:
+# The pages' queries are written out, not built with the ORM, which takes longer to compile
+# them than the database takes to run them (see bench/archive.py). They are put together from
+# the fixed fragments below, every value a parameter, in the SQL that both PostgreSQL and SQLite
+# (`make run`) read, but for the one aggregate each spells its own way.
+
+# A game's columns as a list shows them: GAME_COLUMNS, then its seats as one JSON array of
+# [index, bot, place, username], so that a page is one query, not one for games and one for seats.
+GAME_COLUMNS = ("id", "kind", "clock", "status", "ply", "result_reason", "finished_at")
+SEATS_JSON = {
+    "postgresql": "CAST(json_agg(json_build_array(s.index, s.bot, s.place, u.username)) AS text)",
+    "sqlite": 'json_group_array(json_array(s."index", s.bot, s.place, u.username))',
+}
+
+
+def _game_columns() -> str:
+    seats = (
+        f"SELECT {SEATS_JSON[connection.vendor]} FROM games_seat s "
+        "LEFT JOIN auth_user u ON u.id = s.user_id WHERE s.game_id = g.id"
+    )
+    return ", ".join(f"g.{name}" for name in GAME_COLUMNS) + f", ({seats})"
+
+
+def _game_conditions(filters: Filters, params: dict[str, Any]) -> list[str]:
+    """The conditions on a game (`g`) for the filters on its kind, clock and bots."""
+    where = []
     if filters.kind:
-        games = games.filter(kind=filters.kind)
+        where.append("g.kind = %(kind)s")
+        params["kind"] = filters.kind
     if filters.clock:
-        games = games.filter(clock=filters.clock)
+        where.append("g.clock = %(clock)s")
+        params["clock"] = filters.clock
     if filters.bots:
-        with_bot = Exists(Seat.objects.filter(game=OuterRef("pk")).exclude(bot=""))
-        games = games.filter(with_bot if filters.bots == "yes" else ~with_bot)
-    if player is not None:
-        seats = Seat.objects.filter(user=player)
-        if filters.result == "won":
-            seats = seats.filter(place=1)
-        elif filters.result == "lost":
-            seats = seats.filter(place__gt=1)
-        # Driven from the player's seats: a player's few games, not a walk through all.
-        games = games.filter(pk__in=seats.values("game_id"))
-    return games
+        with_bot = "EXISTS (SELECT 1 FROM games_seat b WHERE b.game_id = g.id AND b.bot <> '')"
+        where.append(with_bot if filters.bots == "yes" else f"NOT {with_bot}")
+    return where
 
 
-GAME_FIELDS = ("id", "kind", "clock", "status", "ply", "result_reason", "finished_at")
+def _db_datetime(value: datetime) -> Any:
+    return connection.ops.adapt_datetimefield_value(value)
 
 
-def _newest_first(games: QuerySet[Game], *, by_player: bool) -> QuerySet[Game]:
-    if by_player:
-        # From the player's seats, never by walking the game_finished index: that walk looks
-        # cheap to the planner, but for a player whose last game is old it reads every game
-        # finished since. COALESCE (a no-op here) is an order no index offers, so the cost is
-        # the player's own number of games.
-        return games.order_by(Coalesce("finished_at", Value(EPOCH)).desc(), "-id")
-    return games.order_by("-finished_at", "-id")
+def _aware(value: datetime | str | None) -> datetime | None:
+    """A time as read from the database, in UTC: SQLite gives naive text."""
+    if isinstance(value, str):
+        value = parse_datetime(value)
+    if value is None:
+        return None
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
-def _rows(games: list[dict[str, Any]]) -> list[Row]:
-    """Rows for these games (dicts of GAME_FIELDS), with their seats: one query. Plain values,
-    not model instances: a page of 25 games is built in a fraction of a millisecond."""
-    seats: dict[int, list[tuple[int, str, int | None, str | None]]] = {}
-    if games:
-        found = Seat.objects.filter(game_id__in=[g["id"] for g in games]).values_list(
-            "game_id", "index", "bot", "place", "user__username"
-        )
-        for game_id, index, bot, place, username in found:
-            seats.setdefault(game_id, []).append((index, bot, place, username))
-    return [Row.of(g, sorted(seats.get(g["id"], []))) for g in games]
+def _game_lists(params: dict[str, Any], *lists: tuple[str, str, str]) -> list[list[Row]]:
+    """The rows of games read with _game_columns() for each (source and conditions, order,
+    limit) given: one query for them all, each list numbered in its own order and the lot joined
+    by UNION ALL, so that it comes back in a set order on both back ends."""
+    selects = " UNION ALL ".join(
+        f"SELECT {i} AS list, l{i}.* FROM (SELECT row_number() OVER (ORDER BY {order}) AS n, "
+        f"{_game_columns()} FROM {source} ORDER BY {order} LIMIT {limit}) l{i}"
+        for i, (source, order, limit) in enumerate(lists)
+    )
+    found: list[list[Row]] = [[] for _ in lists]
+    with connection.cursor() as cursor:
+        cursor.execute(f"{selects} ORDER BY 1, 2", params)
+        for list_index, _, *columns in cursor.fetchall():
+            found[list_index].append(Row.of(columns))
+    return found
 
 
 # --- keyset pages ----------------------------------------------------------------------------
@@ -246,8 +281,9 @@ class Cursor:
     id: int
 
     @classmethod
-    def of(cls, game: dict[str, Any]) -> Cursor:
-        return cls(at=game["finished_at"], id=game["id"])
+    def of(cls, row: Row) -> Cursor:
+        assert row.finished_at is not None  # a finished game's
+        return cls(at=row.finished_at, id=row.id)
 
     @classmethod
     def parse(cls, token: str | None) -> Cursor | None:
@@ -283,7 +319,9 @@ class Urls:
 URLS = Urls()
 
 
-@dataclass(frozen=True)
+# Rows are made 25 to a page, and read-only by use: plain slotted classes, which are quicker to
+# make than frozen ones.
+@dataclass(slots=True)
 class SeatRow:
     name: str
     bot: bool
@@ -293,7 +331,7 @@ class SeatRow:
     url: str  # the player's page; "" for a bot or an open seat
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Row:
     """One game as a list shows it, every text ready to print."""
 
@@ -312,20 +350,22 @@ class Row:
     replay_url: str
 
     @classmethod
-    def of(cls, game: dict[str, Any], seats: list[tuple[int, str, int | None, str | None]]) -> Row:
-        finished: datetime | None = game["finished_at"]
-        at = finished.astimezone(UTC) if finished else None
-        url = f"{URLS.game}{game['id']}/"
+    def of(cls, columns: Sequence[Any]) -> Row:
+        """The row of a game read with _game_columns()."""
+        game_id, kind, clock, status, ply, reason, finished_at, seats = columns
+        at = _aware(finished_at)
+        url = f"{URLS.game}{game_id}/"
         return cls(
-            id=game["id"],
-            kind=game["kind"],
-            title=str(KIND_TITLES.get(game["kind"], game["kind"])),
-            clock_text=CLOCK_TEXT.get(game["clock"], game["clock"]),
-            status=game["status"],
-            seats=[_seat_row(*seat) for seat in seats],
-            ending=ending(game["result_reason"]),
-            moves=game["ply"],
-            finished_at=finished,
+            id=game_id,
+            kind=kind,
+            title=KIND_TITLES.get(kind, kind),
+            clock_text=CLOCK_TEXT.get(clock, clock),
+            status=status,
+            # [index, bot, place, username], in no set order on SQLite.
+            seats=[_seat_row(*seat) for seat in sorted(json.loads(seats))] if seats else [],
+            ending=ending(reason),
+            moves=ply,
+            finished_at=at,
             finished_iso=at.isoformat() if at else "",
             finished_text=f"{at.day} {at:%b %Y, %H:%M} UTC" if at else "",
             url=url,
@@ -341,14 +381,7 @@ def _seat_row(index: int, bot: str, place: int | None, username: str | None) -> 
     else:
         # As reverse() quotes a path: guests' names have a space.
         name, url = username, f"{URLS.player}{quote(username, safe='@+')}/"
-    return SeatRow(
-        name=name,
-        bot=bool(bot),
-        place=place,
-        place_text=ordinal(place) if place else "",
-        colour=colour(index),
-        url=url,
-    )
+    return SeatRow(name, bool(bot), place, ordinal(place) if place else "", colour(index), url)
 
 
 @dataclass
@@ -360,6 +393,8 @@ class Page:
     filters: Filters = field(default_factory=Filters)
     # False on a player's page, whose URL already names the player.
     player_in_query: bool = True
+    # A player's games still running, on the first page of theirs (finished_page(running_of)).
+    running: list[Row] = field(default_factory=list)
 
     @property
     def older_query(self) -> str:
@@ -383,70 +418,106 @@ class Page:
 def finished_page(
     filters: Filters,
     *,
-    player: User | None,
     after: Cursor | None = None,
     before: Cursor | None = None,
     size: int = PAGE_SIZE,
+    running_of: Player | None = None,
 ) -> Page:
-    """One page of finished and aborted games, newest finish first: two queries (the games,
-    their seats). `player` is the User behind `filters.player` (None: no such filter)."""
-    games = Game.objects.filter(finished_at__isnull=False, status__in=OVER)
-    games = _filtered(games, filters, player)
-    by_player = player is not None
+    """One page of finished and aborted games, newest finish first, with their seats: one
+    query. A player named in `filters` is looked up within it: an unknown name finds nothing.
+    With `running_of`, the first page also has that player's games still running (if they are
+    playing), read in the same query.
+
+    Without a player the games are read along game_finished; with one, the player's seats
+    along seat_user_finished, each joined to its game: either way a page reads about as many
+    index entries as it shows, however many games there are and however old the player's."""
+    params: dict[str, Any] = {"limit": size + 1}
+    if not filters.player:
+        source, at, game_id = "games_game g", "g.finished_at", "g.id"
+        where = ["g.finished_at IS NOT NULL", "g.status IN (%(finished)s, %(aborted)s)"]
+        params.update(finished=Game.Status.FINISHED, aborted=Game.Status.ABORTED)
+    else:
+        source = "games_seat me JOIN games_game g ON g.id = me.game_id"
+        at, game_id = "me.finished_at", "me.game_id"
+        where = [
+            "me.user_id = (SELECT id FROM auth_user WHERE username = %(player)s)",
+            "me.finished_at IS NOT NULL",
+        ]
+        params["player"] = filters.player
+        if filters.result == "won":
+            where.append("me.place = 1")
+        elif filters.result == "lost":
+            where.append("me.place > 1")
+    where += _game_conditions(filters, params)
     if filters.since:
-        games = games.filter(finished_at__gte=_day_start(filters.since))
+        where.append(f"{at} >= %(since)s")
+        params["since"] = _db_datetime(_day_start(filters.since))
     if filters.until:
-        games = games.filter(finished_at__lt=_day_start(filters.until + timedelta(days=1)))
-    # `finished_at <= at` alone is what lets the index seek; the OR settles equal times by id.
+        where.append(f"{at} < %(until)s")
+        params["until"] = _db_datetime(_day_start(filters.until + timedelta(days=1)))
+    # `at <= cursor` alone is what lets the index seek; the OR settles equal times by id.
+    cursor = before or after
+    if cursor is not None:
+        params.update(cursor_at=_db_datetime(cursor.at), cursor_id=cursor.id)
+        if before is not None:
+            where.append(f"{at} >= %(cursor_at)s")
+            where.append(f"({at} > %(cursor_at)s OR {game_id} > %(cursor_id)s)")
+        else:
+            where.append(f"{at} <= %(cursor_at)s")
+            where.append(f"({at} < %(cursor_at)s OR {game_id} < %(cursor_id)s)")
+    order = "ASC" if before is not None else "DESC"
+    lists = [
+        (f"{source} WHERE {' AND '.join(where)}", f"{at} {order}, {game_id} {order}", "%(limit)s")
+    ]
+    first = cursor is None
+    if running_of is not None and running_of.playing and first:
+        lists.append(_running(running_of, filters, params))
+    found, *running = _game_lists(params, *lists)
+    more = len(found) > size
+    found = found[:size]
     older: Cursor | None
     newer: Cursor | None
     if before is not None:
-        games = games.filter(finished_at__gte=before.at).filter(
-            Q(finished_at__gt=before.at) | Q(pk__gt=before.id)
-        )
-        oldest_first = _newest_first(games, by_player=by_player).reverse()
-        found = list(oldest_first.values(*GAME_FIELDS)[: size + 1])
-        more = len(found) > size
-        found = found[:size][::-1]
+        found.reverse()
         newer = Cursor.of(found[0]) if more else None
         older = Cursor.of(found[-1]) if found else before
     else:
-        if after is not None:
-            games = games.filter(finished_at__lte=after.at).filter(
-                Q(finished_at__lt=after.at) | Q(pk__lt=after.id)
-            )
-        found = list(_newest_first(games, by_player=by_player).values(*GAME_FIELDS)[: size + 1])
-        more = len(found) > size
-        found = found[:size]
         older = Cursor.of(found[-1]) if more else None
         newer = (Cursor.of(found[0]) if found else after) if after is not None else None
     return Page(
-        rows=_rows(found),
+        rows=found,
         older=older,
         newer=newer,
-        first=after is None and before is None,
+        first=first,
         filters=filters,
+        running=running[0] if running else [],
     )
 
 
-def empty_page(filters: Filters) -> Page:
-    return Page(rows=[], older=None, newer=None, first=True, filters=filters)
+def _running(player: Player, filters: Filters, params: dict[str, Any]) -> tuple[str, str, str]:
+    """The player's games that are open or running (the ones with a clock and no result yet),
+    newest first, as a list for _game_lists."""
+    params.update(
+        running_player=player.id,
+        open=Game.Status.OPEN,
+        active=Game.Status.ACTIVE,
+        running_limit=RUNNING_LIMIT,
+    )
+    # Seats of games not over have no finished_at: the head of seat_user_finished.
+    where = [
+        "g.status IN (%(open)s, %(active)s)",
+        "g.id IN (SELECT game_id FROM games_seat WHERE user_id = %(running_player)s "
+        "AND finished_at IS NULL)",
+        *_game_conditions(filters, params),
+    ]
+    return (
+        f"games_game g WHERE {' AND '.join(where)}",
+        "g.created_at DESC, g.id DESC",
+        "%(running_limit)s",
+    )
 
 
 # --- a player --------------------------------------------------------------------------------
-
-
-def active_games(player: User, filters: Filters) -> list[Row]:
-    """The player's games that are open or running (the ones with a clock and no result yet),
-    newest first; two queries."""
-    games = Game.objects.filter(
-        status__in=[Game.Status.OPEN, Game.Status.ACTIVE],
-        pk__in=Seat.objects.filter(user=player).values("game_id"),
-    )
-    games = _filtered(
-        games, Filters(kind=filters.kind, clock=filters.clock, bots=filters.bots), None
-    )
-    return _rows(list(games.order_by("-created_at", "-id").values(*GAME_FIELDS)[:ACTIVE_LIMIT]))
 
 
 @dataclass(frozen=True)
@@ -476,15 +547,60 @@ class Summary:
     streak: Streak | None  # None: no finished game yet
 
 
-def player_summary(player: User) -> Summary:
-    """Results per game kind (played, won, lost, lost on time) and the current streak, from
-    one query: a small row per finished game of the player, newest first. One pass over the
-    player's games, driven from their seats, instead of one for each figure.
+# In the SQL of both Django back ends the site runs on: PostgreSQL, and SQLite for `make run`.
+RESULTS_ADD = """
+    INSERT INTO games_playerresult (user_id, kind, played, won, lost, timed_out)
+    VALUES {values}
+    ON CONFLICT (user_id, kind) DO UPDATE SET
+        played = games_playerresult.played + excluded.played,
+        won = games_playerresult.won + excluded.won,
+        lost = games_playerresult.lost + excluded.lost,
+        timed_out = games_playerresult.timed_out + excluded.timed_out
+"""
 
-    A seat that ran out of time lost. In a game of two that is all there is to know: the game
-    ended on time (`result_reason`). In a Corn maze of more, a seat that runs out is dropped
-    and the game goes on, so only the moves tell: there the site's `{"timeout": true}` for
-    that seat is looked for. The CASE keeps that look to the lost seats of such games."""
+
+def results_count(ended: Sequence[tuple[Game, Sequence[Seat]]]) -> None:
+    """Add games that have just ended, each with all its seats placed, to their players'
+    results (PlayerResult): two queries at most for the lot. Called by services.game_end, the
+    one way a game ends; an increment, so that games ending at once for a player each count."""
+    finished = [(g, seats) for g, seats in ended if g.status == Game.Status.FINISHED]
+    crowded = [g.pk for g, seats in finished if len(seats) > 2]
+    timeouts = set(
+        Move.objects.filter(game_id__in=crowded, move__timeout=True).values_list("game_id", "seat")
+        if crowded
+        else []
+    )
+    tally: dict[tuple[int, str], list[int]] = {}
+    for game, seats in finished:
+        for seat in seats:
+            if seat.user_id is None or seat.place is None:
+                continue
+            won = seat.place == 1
+            if won:
+                timed_out = False
+            elif len(seats) > 2:
+                timed_out = (game.pk, seat.index) in timeouts
+            else:
+                timed_out = game.result_reason == "timeout"
+            played_won_lost_timed = tally.setdefault((seat.user_id, game.kind), [0, 0, 0, 0])
+            played_won_lost_timed[0] += 1
+            played_won_lost_timed[1 if won else 2] += 1
+            played_won_lost_timed[3] += timed_out
+    if not tally:
+        return
+    # In a fixed order, so that two transactions ending games lock the rows in turn.
+    params: list[int | str] = []
+    for (user_id, kind), figures in sorted(tally.items()):
+        params += [user_id, kind, *figures]
+    values = ", ".join(["(%s, %s, %s, %s, %s, %s)"] * len(tally))
+    with connection.cursor() as cursor:
+        cursor.execute(RESULTS_ADD.format(values=values), params)
+
+
+def results_recount() -> None:
+    """Every player's results counted again from every finished game, by the rule of
+    results_count: for games stored without services.game_end (bench/archive.py fills with
+    SQL; tests make games in bulk)."""
     # A LIMIT 1 subquery, not EXISTS: PostgreSQL may turn an EXISTS into one scan of every
     # seat, hashed; this stays one probe of seat_unique_index per lost seat.
     third_seat = Subquery(Seat.objects.filter(game=OuterRef("game_id"), index=2).values("id")[:1])
@@ -492,35 +608,102 @@ def player_summary(player: User) -> Summary:
         game=OuterRef("game_id"), seat=OuterRef("index"), move__timeout=True
     )
     lost_on_time = Case(
-        When(Q(place__isnull=True) | Q(place__lte=1), then=Value(False)),
+        When(place=1, then=Value(False)),
         When(IsNull(third_seat, False), then=Exists(timeout_move)),
         default=ExpressionWrapper(Q(game__result_reason="timeout"), output_field=BooleanField()),
         output_field=BooleanField(),
     )
-    rows = (
-        Seat.objects.filter(user=player, game__status=Game.Status.FINISHED)
+    counts = (
+        Seat.objects.filter(
+            user__isnull=False, place__isnull=False, game__status=Game.Status.FINISHED
+        )
         .annotate(lost_on_time=lost_on_time)
-        # Driven from the player's seats, as in _newest_first.
-        .order_by(Coalesce("game__finished_at", Value(EPOCH)).desc(), "-game_id")
-        .values_list("game__kind", "place", "lost_on_time")
+        .values("user", "game__kind")
+        .annotate(
+            played=Count("id"),
+            won=Count("id", filter=Q(place=1)),
+            lost=Count("id", filter=~Q(place=1)),
+            timed_out=Count("id", filter=Q(lost_on_time=True)),
+        )
+        .order_by()
     )
-    tally: dict[str, list[int]] = {}
-    streak: Streak | None = None
-    counting = True
-    for kind, place, timed_out in rows:
-        won = place == 1
-        played_won_lost_timed = tally.setdefault(kind, [0, 0, 0, 0])
-        played_won_lost_timed[0] += 1
-        played_won_lost_timed[1 if won else 2] += 1
-        played_won_lost_timed[3] += bool(timed_out)
-        if streak is None:
-            streak = Streak(won=won, length=1)
-        elif counting and won == streak.won:
-            streak = Streak(won=won, length=streak.length + 1)
-        else:
-            counting = False
+    PlayerResult.objects.all().delete()
+    PlayerResult.objects.bulk_create(
+        PlayerResult(
+            user_id=c["user"],
+            kind=c["game__kind"],
+            played=c["played"],
+            won=c["won"],
+            lost=c["lost"],
+            timed_out=c["timed_out"],
+        )
+        for c in counts.iterator(chunk_size=10_000)
+    )
+
+
+@dataclass(frozen=True)
+class Player:
+    """Whose page it is, with the summary it heads: enough to draw it, without loading the
+    User."""
+
+    id: int
+    name: str
+    is_guest: bool
+    summary: Summary
+    playing: bool  # in a game not over: one with a seat that has no finished_at
+
+
+# The player; their results per game kind, as counted by results_count; and the current streak,
+# read along seat_user_finished: the player's newest finished seat, the newest one since with
+# the other result (if any), and the seats between counted. Only the seats of finished games
+# have a place. Written out, not built with the ORM, which would take longer to compile the
+# query than the database takes to run it; in SQL both PostgreSQL and SQLite read.
+PLAYER = """
+    WITH me AS (
+        SELECT id FROM auth_user WHERE username = %(name)s
+    ), newest AS (
+        SELECT place = 1 AS won FROM games_seat
+        WHERE user_id = (SELECT id FROM me) AND place IS NOT NULL
+        ORDER BY finished_at DESC, game_id DESC LIMIT 1
+    ), change AS (
+        SELECT finished_at, game_id FROM games_seat
+        WHERE user_id = (SELECT id FROM me) AND place IS NOT NULL
+            AND (place = 1) <> (SELECT won FROM newest)
+        ORDER BY finished_at DESC, game_id DESC LIMIT 1
+    )
+    SELECT u.id, u.username, p.is_guest, r.kind, r.played, r.won, r.lost, r.timed_out,
+        (SELECT won FROM newest), (
+            SELECT count(*) FROM games_seat s
+            WHERE s.user_id = (SELECT id FROM me) AND s.place IS NOT NULL
+                AND s.finished_at >= coalesce((SELECT finished_at FROM change), '0001-01-01')
+                AND (s.finished_at > coalesce((SELECT finished_at FROM change), '0001-01-01')
+                    OR s.game_id > (SELECT game_id FROM change))
+        ),
+        EXISTS (
+            SELECT 1 FROM games_seat WHERE user_id = (SELECT id FROM me) AND finished_at IS NULL
+        )
+    FROM auth_user u
+    LEFT JOIN games_profile p ON p.user_id = u.id
+    LEFT JOIN games_playerresult r ON r.user_id = u.id AND r.played > 0
+    WHERE u.id = (SELECT id FROM me)
+    ORDER BY r.kind
+"""
+
+
+def player_named(name: str) -> Player | None:
+    """The player of this name, with their results and streak: one query, whose cost is the
+    streak's length, not the number of the player's games."""
+    with connection.cursor() as cursor:
+        cursor.execute(PLAYER, {"name": name})
+        rows = cursor.fetchall()
+    if not rows:
+        return None
+    user_id, username, is_guest, *_, newest_won, streak_length, playing = rows[0]
     results = [
-        Results(kind, str(KIND_TITLES.get(kind, kind)), *figures)
-        for kind, figures in sorted(tally.items())
+        Results(kind, KIND_TITLES.get(kind, kind), played, won, lost, timed_out)
+        for _, _, _, kind, played, won, lost, timed_out, _, _, _ in rows
+        if kind is not None
     ]
-    return Summary(results=results, streak=streak)
+    streak = Streak(won=bool(newest_won), length=streak_length) if results else None
+    summary = Summary(results=results, streak=streak)
+    return Player(user_id, username, bool(is_guest), summary, playing=bool(playing))

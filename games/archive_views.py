@@ -91,16 +91,11 @@ def archive_list(request: HtmxHttpRequest) -> HttpResponse:
     form, filters = archive.filters_from(request.GET)
     after = archive.Cursor.parse(request.GET.get("after"))
     before = archive.Cursor.parse(request.GET.get("before"))
-    player = None
+    page = archive.finished_page(filters, after=after, before=before)
+    # An unknown player finds no game; only then is it worth asking whether they exist.
     unknown_player = ""
-    if filters.player:
-        player = archive.player_named(filters.player)
-        if player is None:
-            unknown_player = filters.player
-    if unknown_player:
-        page = archive.empty_page(filters)
-    else:
-        page = archive.finished_page(filters, player=player, after=after, before=before)
+    if filters.player and not page.rows and archive.player_named(filters.player) is None:
+        unknown_player = filters.player
     template = "archive/archive.html"
     if _partial(request):
         template += "#listing"
@@ -124,28 +119,21 @@ def player_detail(request: HtmxHttpRequest, name: str) -> HttpResponse:
     player = archive.player_named(name)
     if player is None:
         raise Http404("No such player.")
-    form, filters = archive.filters_from(request.GET, player=player.get_username())
+    form, filters = archive.filters_from(request.GET, player=player.name)
     after = archive.Cursor.parse(request.GET.get("after"))
     before = archive.Cursor.parse(request.GET.get("before"))
-    page = archive.finished_page(filters, player=player, after=after, before=before)
+    page = archive.finished_page(filters, after=after, before=before, running_of=player)
     page.player_in_query = False
     partial = _partial(request)
     context: dict[str, Any] = {
         "player": player,
-        "is_guest": bool(getattr(getattr(player, "profile", None), "is_guest", False)),
         "form": form,
         "page": page,
         "rows": rows_html(page.rows),
-        # The games still running only head the first page; they do not page.
-        "active": archive.active_games(player, filters) if page.first else [],
-        "active_limit": archive.ACTIVE_LIMIT,
+        "running_limit": archive.RUNNING_LIMIT,
         "query": urlencode(filters.query(player=False)),
-        "action": reverse("player", args=[player.get_username()]),
+        "action": reverse("player", args=[player.name]),
     }
-    if not partial:
-        summary = archive.player_summary(player)
-        context["results"] = summary.results
-        context["streak"] = summary.streak
     template = "players/player.html"
     if partial:
         template += "#listing"

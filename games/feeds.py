@@ -6,7 +6,6 @@ from __future__ import annotations
 from datetime import datetime
 from urllib.parse import urlencode
 
-from django.contrib.auth.models import User
 from django.contrib.syndication.views import Feed
 from django.http import Http404, HttpRequest
 from django.urls import reverse
@@ -59,30 +58,25 @@ class ArchiveFeed(_GamesFeed):
         return reverse("archive") + (f"?{query}" if query else "")
 
     def items(self, obj: archive.Filters) -> list[archive.Row]:
-        player = None
-        if obj.player:
-            player = archive.player_named(obj.player)
-            if player is None:
-                return []
-        return archive.finished_page(obj, player=player, size=archive.FEED_SIZE).rows
+        return archive.finished_page(obj, size=archive.FEED_SIZE).rows
 
 
 class PlayerFeed(_GamesFeed):
-    def get_object(self, request: HttpRequest, name: str) -> User:
+    def get_object(self, request: HttpRequest, name: str) -> archive.Player:
         player = archive.player_named(name)
         if player is None:
             raise Http404("No such player.")
         return player
 
-    def title(self, obj: User) -> str:
-        return f"mazesite: games of {obj.get_username()}"
+    def title(self, obj: archive.Player) -> str:
+        return f"mazesite: games of {obj.name}"
 
-    def subtitle(self, obj: User) -> str:
-        return f"The finished games of {obj.get_username()}, newest first."
+    def subtitle(self, obj: archive.Player) -> str:
+        return f"The finished games of {obj.name}, newest first."
 
-    def link(self, obj: User) -> str:
-        return reverse("player", args=[obj.get_username()])
+    def link(self, obj: archive.Player) -> str:
+        return reverse("player", args=[obj.name])
 
-    def items(self, obj: User) -> list[archive.Row]:
-        filters = archive.Filters(player=obj.get_username())
-        return archive.finished_page(filters, player=obj, size=archive.FEED_SIZE).rows
+    def items(self, obj: archive.Player) -> list[archive.Row]:
+        filters = archive.Filters(player=obj.name)
+        return archive.finished_page(filters, size=archive.FEED_SIZE).rows

@@ -110,6 +110,9 @@ class Seat(models.Model):
     place = models.PositiveSmallIntegerField(null=True, blank=True)
     joined_at = models.DateTimeField(null=True, blank=True)
     ready_at = models.DateTimeField(null=True, blank=True)  # a live race: pressed Ready
+    # The game's finished_at, copied by services.game_end, so that a player's games over can
+    # be read newest first from one index (seat_user_finished) without visiting their games.
+    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["game", "index"]
@@ -128,9 +131,13 @@ class Seat(models.Model):
                 name="seat_bot_deadline",
                 condition=models.Q(deadline__isnull=False) & ~models.Q(bot=""),
             ),
-            # A player's games, results and streak (games/archive.py) read only these columns
-            # of the player's seats: an index-only scan, however scattered the rows are.
-            models.Index(fields=["user", "game", "place", "index"], name="seat_user_game"),
+            # A player's games over, newest first, and their streak (games/archive.py); the
+            # seats of games not over (finished_at NULL) come first.
+            models.Index(
+                fields=["user", "-finished_at", "-game"],
+                include=["place"],
+                name="seat_user_finished",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -148,6 +155,31 @@ class Seat(models.Model):
             return "(open seat)"
         assert self.user is not None
         return self.user.get_username()
+
+
+class PlayerResult(models.Model):
+    """A player's results at one game: counts kept by services.game_end as each game finishes,
+    so that a player page need not count thousands of games (games/archive.py)."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="results",
+        db_index=False,  # player_result_unique_kind leads with the user
+    )
+    kind = models.CharField(max_length=16, choices=Game.Kind.choices)
+    played = models.PositiveIntegerField(default=0)
+    won = models.PositiveIntegerField(default=0)
+    lost = models.PositiveIntegerField(default=0)
+    timed_out = models.PositiveIntegerField(default=0)  # lost by running out of time
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "kind"], name="player_result_unique_kind"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} at {self.kind}: {self.won} of {self.played} won"
 
 
 class Move(models.Model):

@@ -17,7 +17,7 @@ from django.contrib.auth.models import User
 from django.db import connections, router, transaction
 from django.db.models import Field, Model, QuerySet
 
-from . import clock, notifications, races
+from . import archive, clock, notifications, races
 from .bots import get_bot, levels
 from .engines import IllegalMove, get_engine
 from .engines.base import JSON, Engine, Result
@@ -367,8 +367,9 @@ def _games_end(endings: Sequence[Ending]) -> None:
         for seat in ending.seats:
             seat.place = ending.places[seat.index] if ending.places is not None else None
             seat.deadline = None
-    _rows_update([s for e in endings for s in e.seats], ["place", "deadline"])
-
+            seat.finished_at = ending.at
+    _rows_update([s for e in endings for s in e.seats], ["place", "deadline", "finished_at"])
+    archive.results_count([(e.game, e.seats) for e in endings])
     notifications.games_ended([e.game for e in endings], [s for e in endings for s in e.seats])
 
 

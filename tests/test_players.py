@@ -9,30 +9,16 @@ from datetime import timedelta
 
 import pytest
 import time_machine
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.utils import timezone
 
 from games import archive, services
 from games.guests import guest_create
-from games.models import Game, Move
+from games.models import Game, PlayerResult, Seat
 from tests.conftest import a_legal_move, seat_user, to_move
 from tests.test_archive import ATOM, HTMX, T0, bulk_finished, ids, newest_first, play_out
 
 pytestmark = pytest.mark.django_db
-
-
-def timed_out(games, seat: int) -> None:
-    """Record that `seat` ran out of time in each game, as the site would have."""
-    Move.objects.bulk_create(
-        Move(
-            game=g,
-            ply=g.ply,
-            seat=seat,
-            at=g.finished_at,
-            move={"timeout": True},
-            outcome={"dropped": seat},
-        )
-        for g in games
-    )
 
 
 @pytest.fixture
@@ -40,25 +26,31 @@ def ann(make_user):
     return make_user("ann")
 
 
+def summary(user: AbstractBaseUser) -> archive.Summary:
+    player = archive.player_named(user.get_username())
+    assert player is not None
+    return player.summary
+
+
 def test_results_per_game_and_the_streak(client, ann, make_user):
     bob = make_user("bob")
     day = timedelta(days=1)
     # Oldest first: won 2 Corn mazes, lost 1 on time, then lost 1 Robot Maze Race, then won 3.
     bulk_finished(2, [ann, bob], winner=0, at=T0 - 5 * day)
-    timed_out(bulk_finished(1, [ann, bob], winner=1, reason="timeout", at=T0 - 4 * day), 0)
+    bulk_finished(1, [ann, bob], winner=1, reason="timeout", timed_out=0, at=T0 - 4 * day)
     bulk_finished(1, [bob, ann], kind="robotmaze", reason="damage", winner=0, at=T0 - 3 * day)
     bulk_finished(3, [ann, bob, "simple"], winner=0, at=T0 - 2 * day)
     # Aborted games have no result and do not count; bob's time-outs are not ann's.
     bulk_finished(2, [ann, bob], status="aborted", winner=None, at=T0)
-    timed_out(bulk_finished(1, [ann, bob], winner=0, reason="timeout", at=T0 - 6 * day), 1)
+    bulk_finished(1, [ann, bob], winner=0, reason="timeout", timed_out=1, at=T0 - 6 * day)
 
-    summary = archive.player_summary(ann)
-    results = {r.kind: r for r in summary.results}
+    anns = summary(ann)
+    results = {r.kind: r for r in anns.results}
     assert results["cornmaze"] == archive.Results("cornmaze", "Corn maze", 7, 6, 1, 1)
     assert results["robotmaze"] == archive.Results("robotmaze", "Robot Maze Race", 1, 0, 1, 0)
-    assert summary.streak == archive.Streak(won=True, length=3)
-    assert str(summary.streak) == "3 wins"
-    assert archive.player_summary(bob).streak == archive.Streak(won=False, length=3)
+    assert anns.streak == archive.Streak(won=True, length=3)
+    assert str(anns.streak) == "3 wins"
+    assert summary(bob).streak == archive.Streak(won=False, length=3)
 
     page = client.get("/players/ann/").content.decode()
     assert "{#" not in page and "{%" not in page and "{{" not in page
@@ -69,30 +61,29 @@ def test_results_per_game_and_the_streak(client, ann, make_user):
 
 def test_a_streak_runs_over_every_finished_game_and_changes_with_the_next(ann, make_user):
     bob = make_user("bob")
-    assert archive.player_summary(ann) == archive.Summary(results=[], streak=None)
+    assert summary(ann) == archive.Summary(results=[], streak=None)
     bulk_finished(1, [ann, bob], winner=1, at=T0 - timedelta(days=1))
-    assert archive.player_summary(ann).streak == archive.Streak(won=False, length=1)
-    assert str(archive.player_summary(ann).streak) == "1 loss"
+    assert summary(ann).streak == archive.Streak(won=False, length=1)
+    assert str(summary(ann).streak) == "1 loss"
     # Equal finish times: the id settles which game came last.
     bulk_finished(4, [ann, bob], winner=1, at=T0, step=timedelta(0))
-    assert archive.player_summary(ann).streak == archive.Streak(won=False, length=5)
+    assert summary(ann).streak == archive.Streak(won=False, length=5)
     bulk_finished(1, [ann, bob], winner=0, at=T0)
-    assert archive.player_summary(ann).streak == archive.Streak(won=True, length=1)
+    assert summary(ann).streak == archive.Streak(won=True, length=1)
     # Aborted games have no result and break no streak.
     bulk_finished(2, [ann, bob], status="aborted", winner=None, at=T0 + timedelta(1))
-    assert archive.player_summary(ann).streak == archive.Streak(won=True, length=1)
+    assert summary(ann).streak == archive.Streak(won=True, length=1)
 
 
 def test_in_a_game_of_more_than_two_only_the_moves_say_who_ran_out_of_time(ann, make_user):
     bob, cat = make_user("bob"), make_user("cat")
     # Ann ran out of time and was dropped; the game went on and Bob got out.
-    timed_out(bulk_finished(1, [ann, bob, cat], winner=1, reason="exit"), 0)
+    bulk_finished(1, [ann, bob, cat], winner=1, reason="exit", timed_out=0)
     # The game ended on time, but it was Bob who ran out; Ann had resigned before.
-    game = bulk_finished(1, [ann, bob, cat], winner=2, reason="timeout", at=T0 - timedelta(1))
-    timed_out(game, 1)
-    (ann_results,) = archive.player_summary(ann).results
-    (bob_results,) = archive.player_summary(bob).results
-    (cat_results,) = archive.player_summary(cat).results
+    bulk_finished(1, [ann, bob, cat], winner=2, reason="timeout", timed_out=1, at=T0 - timedelta(1))
+    (ann_results,) = summary(ann).results
+    (bob_results,) = summary(bob).results
+    (cat_results,) = summary(cat).results
     assert (ann_results.lost, ann_results.timed_out) == (2, 1)
     assert (bob_results.won, bob_results.lost, bob_results.timed_out) == (1, 1, 1)
     assert (cat_results.won, cat_results.lost, cat_results.timed_out) == (1, 1, 0)
@@ -109,10 +100,48 @@ def test_a_real_time_out_counts(make_cornmaze):
     game.refresh_from_db()
     assert game.status == Game.Status.FINISHED
     late = seat_user(game, 1 - mover)
-    (results,) = archive.player_summary(late).results  # type: ignore[arg-type]
+    (results,) = summary(late).results
     assert (results.played, results.won, results.lost, results.timed_out) == (1, 0, 1, 1)
-    (results,) = archive.player_summary(seat_user(game, mover)).results  # type: ignore[arg-type]
+    (results,) = summary(seat_user(game, mover)).results
     assert (results.won, results.timed_out) == (1, 0)
+
+
+def test_the_results_kept_as_games_end_are_the_results_counted_again(make_cornmaze):
+    """Every way a game ends, through services.game_end: the counts kept match a recount from
+    the games, and every seat carries its game's finish time."""
+    for _ in range(2):
+        play_out(make_cornmaze())  # won by reaching the exit
+    # A time-out in a game of two ends it; in a game of three the seat is dropped, play goes on.
+    pair, trio = make_cornmaze(seats=2, size=6), make_cornmaze(seats=3, size=6)
+    for game in [pair, trio]:
+        mover = to_move(game)
+        services.move_submit(
+            game_id=game.pk, user=seat_user(game, mover), ply=0, move={"shifts": a_legal_move(game)}
+        )
+        with time_machine.travel(timezone.now() + timedelta(days=4)):
+            services.seat_timeout(game_id=game.pk, seat_index=to_move(game))
+    play_out(trio)
+    # A game with no move yet is aborted when its first seat runs out: no result.
+    aborted = make_cornmaze()
+    with time_machine.travel(timezone.now() + timedelta(days=4)):
+        services.seat_timeout(game_id=aborted.pk, seat_index=to_move(aborted))
+    for game in [pair, trio]:
+        game.refresh_from_db()
+        assert game.status == Game.Status.FINISHED
+    aborted.refresh_from_db()
+    assert aborted.status == Game.Status.ABORTED
+
+    def counts() -> list[tuple]:
+        return sorted(
+            PlayerResult.objects.values_list("user", "kind", "played", "won", "lost", "timed_out")
+        )
+
+    kept = counts()
+    assert sum(row[5] for row in kept) == 2  # one seat timed out in each
+    archive.results_recount()
+    assert counts() == kept
+    for seat in Seat.objects.select_related("game"):
+        assert seat.finished_at == seat.game.finished_at is not None
 
 
 def test_a_guest_has_a_page_with_running_and_finished_games(client, make_cornmaze, make_user):
@@ -165,20 +194,20 @@ def test_the_player_page_runs_a_fixed_number_of_queries(
         game = make_cornmaze()
         game.seats.filter(index=0).update(user=ann)
     bulk_finished(10, [ann, bob])
-    # The player; finished games and seats; running games and seats; results and streak.
-    with django_assert_num_queries(6):
+    # The player with results and streak; finished and running games with their seats.
+    with django_assert_num_queries(2):
         small = client.get(url)
     assert len(ids(small)) == 10
     bulk_finished(500, [ann, bob], winner=0, at=T0 - timedelta(days=3))
     bulk_finished(488, [bob, ann, "simple"], at=T0 - timedelta(days=4))
     assert Game.objects.count() == 1000
-    with django_assert_num_queries(6):
+    with django_assert_num_queries(2):
         big = client.get(url)
     assert len(ids(big)) == archive.PAGE_SIZE
     older = re.search(r'href="([^"]+)"[^>]*rel="next"', big.content.decode())
     assert older is not None
-    # A later page: the player, the games, their seats.
-    with django_assert_num_queries(3):
+    # A later page: the player, the games with their seats.
+    with django_assert_num_queries(2):
         client.get(older.group(1).replace("&amp;", "&"), **HTMX)
 
 
