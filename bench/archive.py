@@ -85,7 +85,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(name)
 
 
-def setup_django(*, jit: bool = True, prepared: bool = False) -> None:
+def setup_django(*, jit: bool = True) -> None:
     sys.path.insert(0, str(BASE_DIR))
     # PostgreSQL's JIT compiles a query whose estimated cost is high, which for a player with
     # thousands of games costs more than it saves; `--no-jit` shows the difference.
@@ -104,12 +104,6 @@ def setup_django(*, jit: bool = True, prepared: bool = False) -> None:
     from django.conf import settings
 
     settings.ROOT_URLCONF = "bench.archive"
-    if prepared:
-        # Not the site's settings: what server-side binding with prepared statements would
-        # save. Most of these pages' time in PostgreSQL is planning.
-        settings.DATABASES["default"].setdefault("OPTIONS", {}).update(
-            server_side_binding=True, prepare_threshold=5
-        )
     # No collectstatic for a bench: plain static URLs instead of the manifest's hashed ones.
     settings.STORAGES = {
         **settings.STORAGES,
@@ -449,13 +443,10 @@ def main() -> None:
     parser.add_argument("--reuse", action="store_true", help="time the database already there")
     parser.add_argument("--no-plans", action="store_true")
     parser.add_argument("--no-jit", action="store_true", help="connect with jit=off")
-    parser.add_argument(
-        "--prepared", action="store_true", help="server-side binding and prepared statements"
-    )
     args = parser.parse_args()
     if not args.reuse:
         recreate_database()
-    setup_django(jit=not args.no_jit, prepared=args.prepared)
+    setup_django(jit=not args.no_jit)
     if not args.reuse:
         fill(args.games, args.moves, args.users)
     else:

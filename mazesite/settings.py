@@ -99,6 +99,12 @@ DATABASES = {
         conn_max_age=env_int("CONN_MAX_AGE", 0),
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Parameters bound by the server, and a query run five times on a connection prepared:
+    # the archive's queries plan in longer than they run. Needs CONN_MAX_AGE to pay off.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        server_side_binding=True, prepare_threshold=5
+    )
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Web server, worker and beat share the file: wait for a lock instead of failing.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
