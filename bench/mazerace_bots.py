@@ -29,20 +29,23 @@ def bench_seed(index: int, prefix: str = "mazerace-bench") -> bytes:
     return hashlib.sha256(f"{prefix}-{index}".encode()).digest()
 
 
-def run(bot: BotFn, seed: bytes) -> tuple[int, float]:
-    """Steps the bot takes to get out, and its slowest decision in seconds."""
+def run(bot: BotFn, seed: bytes) -> tuple[int, float, float]:
+    """Steps the bot takes to get out, its slowest decision and all its decisions' time, in
+    seconds."""
     state = mazerace.start(seed, {"mode": "slow"}, 2)
     rng = random.Random(seed)
-    slowest = 0.0
+    slowest = thinking = 0.0
     while state["runners"][0]["out"] is None:
         view = mazerace.view(state, 0)
         began = time.perf_counter()
         move = bot(view, 0, rng)
-        slowest = max(slowest, time.perf_counter() - began)
+        took = time.perf_counter() - began
+        slowest = max(slowest, took)
+        thinking += took
         state, _ = mazerace.apply(state, 0, move)
         if state["runners"][0]["steps"] > STEP_LIMIT:
             raise RuntimeError(f"the bot did not get out of seed {seed.hex()}")
-    return state["runners"][0]["steps"], slowest
+    return state["runners"][0]["steps"], slowest, thinking
 
 
 def summary(steps: Sequence[int], shortest: Sequence[int]) -> str:
@@ -78,18 +81,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     print()
     print(
         f"{'runner':8} {'mean':>8} {'median':>8} {'p95':>6} {'mean/short':>11} "
-        f"{'mean ratio':>11} {'max ms':>7} {'seconds':>8}"
+        f"{'mean ratio':>11} {'max ms':>7} {'mean ms':>7} {'seconds':>8}"
     )
     print(f"{'shortest':8} {summary(shortest, shortest)}")
     steps_of: dict[str, list[int]] = {}
     for name in args.bots.split(","):
         began = time.perf_counter()
         results = [run(BOTS[name], seed) for seed in seeds]
-        steps = [count for count, _ in results]
-        slowest = max(seconds for _, seconds in results) * 1000
+        steps = [count for count, _, _ in results]
+        slowest = max(seconds for _, seconds, _ in results) * 1000
+        average = sum(seconds for _, _, seconds in results) / sum(steps) * 1000
         steps_of[name] = steps
         print(
-            f"{name:8} {summary(steps, shortest)} {slowest:7.1f} "
+            f"{name:8} {summary(steps, shortest)} {slowest:7.1f} {average:7.2f} "
             f"{time.perf_counter() - began:8.1f}",
             flush=True,
         )

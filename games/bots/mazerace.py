@@ -19,12 +19,40 @@
 `hint(view)` is the strong bot's next step with the route it plans: the known way to the
 opening it chose, then the shortest way through the fog from there, taking unseen walls open.
 
-On the bench's 1,000 seeds "strong" takes 2.7% fewer steps than "flood" (issue 5 asks for 3%).
-Tried on separate seeds, none beating the plain rule above: an exact search order over the
-travel between openings; a fixed or estimated size for a wrong branch; raising the
+On the bench's 1,000 seeds "strong" takes 2.7% fewer steps than "flood", and 2.8% on 1,000
+held-out seeds (prefix "heldout"), each with a standard error of about 1 point (issue 5 asks
+for 3%). Tried on separate seeds, none beating the plain rule above: an exact search order over
+the travel between openings; a fixed or estimated size for a wrong branch; raising the
 probabilities to powers 0.65 to 2; mixing in flood's distance or handing over to flood late; a
-penalty for turning back; grouping openings by first step (it oscillated). Rolling flood out on
-sampled completions of the maze may do better but does not fit 100 ms in pure Python.
+penalty for turning back; grouping openings by first step (it oscillated).
+
+Sampling the fog did not help either. Completions drawn by Wilson's algorithm in the exit's
+fog (the openings as the root, 12 to 16 per decision, about 10 ms) agree with the chances above.
+Percentages below are steps against this rule on the first 300 to 400 bench seeds:
+- a rollout: in each completion, the cost of trying one opening first and then the others in
+  index order, a wrong branch costing the cells that must be stood in to see it all (those not
+  shown down a straight corridor): +25%;
+- the index with that walking cost in place of the expected fog: +8% when the cost is taken
+  over the completions where the branch is wrong, +44% over all of them.
+Every step shows new cells, the next decision draws new completions, and their noise sends the
+runner back and forth between far openings. Drawing every completion from fixed random arrows
+per cell (Propp and Wilson's cycle popping), so that the completions change only near the new
+cells, halves the harm (rollout +13%, walking cost +17%) but leaves it. Keeping the closed-form
+expected fog and scaling it by each branch's sampled share of cells to walk (relative to all
+the branches) gave 3.0% over flood on the bench seeds but 2.4% on held-out ones (-0.5 +- 0.5
+points against this rule): no gain, for twice the time.
+
+This rule does not oscillate, so there is nothing for a commitment to an opening to fix. On the
+1,000 bench seeds it changes target about 1.2 times a run while the old opening is still fog,
+and never by turning back. It turns back outside dead ends 2.9 times a run (flood 3.2).
+Two more inputs to the same index, measured against this rule on both seed sets (bench, then
+held-out, standard error 0.15 to 0.3 points), gave no gain:
+- a wrong branch's fog counted only in mazes where the exit is not behind it (the
+  box-search swap argument asks for that). Exact up to one total, the expected fog in wrong
+  branches, taken from 16 Wilson draws: -0.0 and -0.1 points, slower and over 100 ms at worst.
+  Taking the exit alone as absorbing, with no draws, changed no decision.
+- trying an opening costing d - 1 steps each way, since it shows from the seen cell before it:
+  -0.5 and +0.7 points. The two seed sets disagree by more than the change.
 """
 
 from __future__ import annotations
