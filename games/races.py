@@ -167,6 +167,25 @@ def race_after_move(game: Game) -> None:
     game.race_deadline = _deadline_at(game) if game.status == Game.Status.ACTIVE else None
 
 
+class LiveClock:
+    """The pace of a live race (services.Pace): its runners press Ready, then step on the
+    race's clock, its bots too (race_advance), not by turns."""
+
+    bots_by_turn = False
+
+    def started(self, game: Game) -> None:
+        ready_phase_begin(game)
+
+    def stamped(self, game: Game, move: JSON, *, now: datetime, at_ms: int | None) -> JSON:
+        return live_move(game, move, now=now, at_ms=at_ms)
+
+    def moved(self, game: Game) -> None:
+        race_after_move(game)
+
+
+LIVE_CLOCK = LiveClock()
+
+
 # --- the race clock: bots' steps and the close -------------------------------------------------
 
 

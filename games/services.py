@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from django.contrib.auth.models import User
 from django.db import connections, router, transaction
@@ -140,10 +140,8 @@ def bot_turn_play(*, game_id: int, ply: int) -> Move | None:
     """Let every bot whose turn it is at `ply` move. Safe to run twice: a second run finds the
     ply moved on and does nothing."""
     game = Game.objects.get(pk=game_id)
-    if game.status != Game.Status.ACTIVE or game.ply != ply:
+    if game.status != Game.Status.ACTIVE or game.ply != ply or not _pace(game).bots_by_turn:
         return None
-    if races.is_live(game):
-        return None  # a live race's bots step on the race clock: races.race_advance
     engine = _engine(game.kind)
     assert game.state is not None
     seats = {s.index: s for s in game.seats.all()}
@@ -199,7 +197,7 @@ def seats_time_out(expired: Sequence[tuple[Game, int]]) -> int:
             endings.append(Ending(game, seats[game_id], now, "aborted", None))
             continue
         record, result = _move_apply(game, seat, game.ply, {"timeout": True}, by_site=True, now=now)
-        if result is None or races.is_live(game):
+        if result is None or _pace(game) is not TURNS:
             record.save()
             _move_settle(game, result, now=now)
         else:
@@ -212,6 +210,43 @@ def seats_time_out(expired: Sequence[tuple[Game, int]]) -> int:
 
 
 # --- inside the lock -------------------------------------------------------------------------
+
+
+class Pace(Protocol):
+    """How a game's moves are timed, as the move path asks it. Most games go by turns
+    (`TURNS`); a live race runs on a clock of its own (`races.LIVE_CLOCK`)."""
+
+    bots_by_turn: bool  # a bot's move is a task queued when its turn starts
+
+    def started(self, game: Game) -> None:
+        """The game has just started (in the service's transaction)."""
+
+    def stamped(self, game: Game, move: JSON, *, now: datetime, at_ms: int | None) -> JSON:
+        """The move as the engine takes it, or MoveRefused."""
+        ...
+
+    def moved(self, game: Game) -> None:
+        """A move was applied to `game`, which the caller saves."""
+
+
+class Turns:
+    bots_by_turn = True
+
+    def started(self, game: Game) -> None:
+        pass
+
+    def stamped(self, game: Game, move: JSON, *, now: datetime, at_ms: int | None) -> JSON:
+        return move
+
+    def moved(self, game: Game) -> None:
+        pass
+
+
+TURNS = Turns()
+
+
+def _pace(game: Game) -> Pace:
+    return races.LIVE_CLOCK if races.is_live(game) else TURNS
 
 
 def _engine(kind: str) -> Engine:
@@ -245,8 +280,7 @@ def _start(game: Game) -> None:
     game.version += 1
     game.save(update_fields=["state", "status", "started_at", "version"])
     _set_deadlines(game, engine)
-    if races.is_live(game):
-        races.ready_phase_begin(game)
+    _pace(game).started(game)
     _after_commit(game)
 
 
@@ -282,15 +316,14 @@ def _move_apply(
         raise MoveRefused("The game has not started yet: it is waiting for players.")
     if game.is_over:
         raise MoveRefused("The game is over.")
-    # A runner's step in a race does not depend on the other runners' moves.
-    if ply != game.ply and not races.is_race(game):
+    engine = _engine(game.kind)
+    if ply != game.ply and not getattr(engine, "SEATS_MOVE_APART", False):
         raise MoveRefused(
             "That move was for an earlier position: the game has moved on since. "
             "Look at the board again."
         )
     if not by_site and any(k in move for k in ("timeout", "resign")):
         raise MoveRefused("That is not a move.")
-    engine = _engine(game.kind)
     assert game.state is not None
     if (
         not by_site
@@ -299,8 +332,7 @@ def _move_apply(
         and seat.index in engine.to_move(game.state)
     ):
         raise MoveRefused("Your time for this move has run out.")
-    if races.is_live(game):
-        move = races.live_move(game, move, now=now, at_ms=at_ms)
+    move = _pace(game).stamped(game, move, now=now, at_ms=at_ms)
     try:
         state, outcome = engine.apply(game.state, seat.index, move)
     except IllegalMove as exc:
@@ -324,8 +356,7 @@ def _move_settle(game: Game, result: Result | None, *, now: datetime) -> None:
     and the bot turns queued on commit."""
     if result is not None:
         game_end(game, at=now, reason=result.reason, places=result.places)
-    if races.is_live(game):
-        races.race_after_move(game)
+    _pace(game).moved(game)
     game.save()
     if result is None:
         _set_deadlines(game, _engine(game.kind))
@@ -448,8 +479,8 @@ def _after_commit(game: Game) -> None:
 
     if not _queue_bot_turns.get() or game.status != Game.Status.ACTIVE or game.state is None:
         return
-    if races.is_live(game):
-        return  # its bots step on the race clock (races.race_advance), not by turns
+    if not _pace(game).bots_by_turn:
+        return
     engine = _engine(game.kind)
     to_move = set(engine.to_move(game.state))
     if game.seats.filter(index__in=to_move).exclude(bot="").exists():

@@ -46,6 +46,7 @@ TITLE = "Maze Race"
 MIN_SEATS = 2
 MAX_SEATS = 4
 MODES = ("live", "slow")
+SEATS_MOVE_APART = True  # a runner's step does not depend on the other runners'
 
 STEP_MS = 250  # a runner lands at most one step every 250 ms
 CLOSE_AFTER_MS = 30_000  # the others' time to finish once the first runner is out
