@@ -19,32 +19,33 @@ import time_machine
 from django.core.management import call_command
 from django.test import Client
 
-from games import races, services, sweeps, tasks
+from games import races, services, sweeps
 from games.engines import mazegen
 from games.engines import mazerace as rules
 from games.models import Game, Move, Outbox, Reminder
 from games.records import record_build, record_verify
-from tests.worker_fixtures import make_player
+from tests.worker_fixtures import Queued, make_player
 
-pytestmark = pytest.mark.django_db
 HTMX = {"HTTP_HX_REQUEST": "true"}
 # Ahead of the real clock, so that nothing is overdue by accident outside time travel.
 T0 = datetime.now(UTC).replace(microsecond=0) + timedelta(days=1)
 MS = timedelta(milliseconds=1)
 
 
-@pytest.fixture(autouse=True)
-def ticks(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
-    """The race ticks queued, instead of going to the broker; each test drives the clock."""
-    queued: list[tuple[Any, ...]] = []
+# Every task these tests queue (race ticks, bot turns, mails) waits in this test's queue in
+# Redis, with no worker to take it: each test drives the race clock itself.
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("queued")]
 
-    def apply_async(args: tuple[Any, ...], **options: Any) -> None:
-        queued.append((args, options))
 
-    monkeypatch.setattr(tasks.race_tick, "apply_async", apply_async)
-    monkeypatch.setattr(tasks.bot_turn, "delay", lambda *args: queued.append(args))
-    monkeypatch.setattr(tasks.mail_send, "delay", lambda *args: None)
-    return queued
+def ticks(queued: Queued) -> list[tuple[tuple[Any, ...], float]]:
+    """The race ticks queued, oldest first: their arguments, and seconds from now (as the
+    test's clock has it) to their `eta`."""
+    now = datetime.now(UTC)
+    return [
+        (args, (datetime.fromisoformat(headers["eta"]) - now).total_seconds())
+        for task, args, headers in queued.messages
+        if task == "games.tasks.race_tick"
+    ]
 
 
 # --- helpers ---------------------------------------------------------------------------------
@@ -214,7 +215,7 @@ def test_ready_then_a_three_second_countdown_then_the_start() -> None:
 
 
 def test_bots_are_ready_at_once_and_the_tick_is_queued_for_the_start(
-    ticks, django_capture_on_commit_callbacks
+    queued: Queued, django_capture_on_commit_callbacks
 ) -> None:
     with time_machine.travel(T0, tick=False):
         game = make_race(1, bots=("flood",))
@@ -222,8 +223,8 @@ def test_bots_are_ready_at_once_and_the_tick_is_queued_for_the_start(
         assert game.race_starts_at is None
         with django_capture_on_commit_callbacks(execute=True):
             races.race_ready(game_id=game.pk, user=user_of(game, 0))
-    ((args, options),) = ticks
-    assert args[0] == game.pk and options["countdown"] == 3.0
+        ((args, countdown),) = ticks(queued)
+    assert args[0] == game.pk and countdown == 3.0
 
 
 # --- the race clock --------------------------------------------------------------------------
@@ -419,27 +420,27 @@ def test_a_bot_steps_every_250_ms_from_the_start_and_the_tick_closes_the_race() 
     assert dict(game.seats.values_list("index", "place")) == {0: 2, 1: 1}
 
 
-def test_the_tick_chain_requeues_itself_and_a_second_chain_stops(ticks) -> None:
+def test_the_tick_chain_requeues_itself_and_a_second_chain_stops(queued: Queued) -> None:
     with time_machine.travel(T0, tick=False):
         game = make_race(1, bots=("wall",))
         ready_all(game)
-    races.tick_chain_start(game.pk, delay=3.0)
-    (args, options) = ticks[-1]
-    assert options["countdown"] == 3.0
+        races.tick_chain_start(game.pk, delay=3.0)
+        (args, countdown) = ticks(queued)[-1]
+    assert countdown == 3.0
     with at(game, 100):
         races.race_tick(game_id=game.pk, token=args[1])
-        (args2, options2) = ticks[-1]
-        assert args2 == args and 0.05 <= options2["countdown"] <= 0.5
-        queued = len(ticks)
+        (args2, countdown2) = ticks(queued)[-1]
+        assert args2 == args and 0.05 <= countdown2 <= 0.5
+        sent = len(ticks(queued))
         races.race_tick(game_id=game.pk, token="another chain")
-        assert len(ticks) == queued  # the other chain stops
+        assert len(ticks(queued)) == sent  # the other chain stops
     # A lost chain: the sweep starts a new one.
     from django.core.cache import cache
 
     cache.delete(races._tick_key(game.pk))
     with at(game, 20_000):
         assert sweeps.races_sweep() == 1
-    assert ticks[-1][0][1] != args[1]
+        assert ticks(queued)[-1][0][1] != args[1]
 
 
 def test_a_race_whose_runners_do_not_all_press_ready_is_aborted() -> None:
@@ -502,7 +503,7 @@ def test_a_slow_race_fewest_steps_wins_and_every_seat_has_its_own_deadline() -> 
     assert record_verify(record_build(game, viewer_seat=None)) == []
 
 
-def test_a_slow_race_with_bots_plays_them_one_step_at_a_time(ticks) -> None:
+def test_a_slow_race_with_bots_plays_them_one_step_at_a_time() -> None:
     with time_machine.travel(T0, tick=False):
         game = make_race(1, bots=("flood",), clock="P30D")
     assert game.seats.get(index=1).deadline == T0 + timedelta(days=30)

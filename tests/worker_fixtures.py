@@ -91,18 +91,24 @@ class Queued:
     queue: str
 
     @property
-    def calls(self) -> list[tuple[str, tuple[Any, ...]]]:
+    def messages(self) -> list[tuple[str, tuple[Any, ...], dict[str, Any]]]:
+        """(task name, args, headers) of each message, oldest first; the headers hold `eta`
+        and `expires` as ISO times."""
         import redis
 
         client = redis.Redis.from_url(settings.REDIS_URL)
         # Kombu pushes on the left and a worker pops on the right: oldest last.
         raw = client.lrange(self.queue, 0, -1)[::-1]
-        calls = []
+        found = []
         for item in raw:
             message = json.loads(item)
             args = json.loads(base64.b64decode(message["body"]))[0]
-            calls.append((message["headers"]["task"], tuple(args)))
-        return calls
+            found.append((message["headers"]["task"], tuple(args), message["headers"]))
+        return found
+
+    @property
+    def calls(self) -> list[tuple[str, tuple[Any, ...]]]:
+        return [(task, args) for task, args, _ in self.messages]
 
     def clear(self) -> None:
         purge_queue(self.queue)
