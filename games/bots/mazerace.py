@@ -58,7 +58,6 @@ held-out, standard error 0.15 to 0.3 points), gave no gain:
 from __future__ import annotations
 
 import random
-from collections import deque
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -72,6 +71,7 @@ from games.engines.mazegen import (
     OPPOSITE,
     STEP,
     direction_between,
+    search,
 )
 
 from . import JSON, register
@@ -102,16 +102,7 @@ def _may_pass(known: Sequence[int], cell: int, direction: str, other: int) -> bo
 
 def optimistic_distances(known: Sequence[int], goal: int = EXIT) -> list[int]:
     """Steps from every cell to `goal`, taking every unseen wall as open (-1: no way)."""
-    found = [-1] * CELLS
-    found[goal] = 0
-    queue = deque([goal])
-    while queue:
-        cell = queue.popleft()
-        for direction, other in NEIGHBOURS[cell]:
-            if found[other] < 0 and _may_pass(known, cell, direction, other):
-                found[other] = found[cell] + 1
-                queue.append(other)
-    return found
+    return search(goal, lambda cell, direction, other: _may_pass(known, cell, direction, other))[0]
 
 
 def _heading(view: JSON) -> str | None:
@@ -162,32 +153,18 @@ def flood_bot(view: JSON, seat: int, rng: random.Random) -> JSON:
 
 def _seen_routes(known: Sequence[int], here: int) -> tuple[list[int], list[int]]:
     """Steps from `here` to every seen cell through seen cells, and the cell before each."""
-    found = [-1] * CELLS
-    before = [-1] * CELLS
-    found[here] = 0
-    queue = deque([here])
-    while queue:
-        cell = queue.popleft()
-        bits = known[cell]
-        for direction, other in NEIGHBOURS[cell]:
-            if bits & BIT[direction] and found[other] < 0 and known[other] != UNSEEN:
-                found[other] = found[cell] + 1
-                before[other] = cell
-                queue.append(other)
-    return found, before
+    return search(
+        here,
+        lambda cell, direction, other: (
+            bool(known[cell] & BIT[direction]) and known[other] != UNSEEN
+        ),
+    )
 
 
 def exit_fog(known: Sequence[int]) -> set[int]:
     """The unseen cells joined to the (unseen) exit by unseen cells."""
-    region = {EXIT}
-    queue = deque([EXIT])
-    while queue:
-        cell = queue.popleft()
-        for _, other in NEIGHBOURS[cell]:
-            if known[other] == UNSEEN and other not in region:
-                region.add(other)
-                queue.append(other)
-    return region
+    found, _ = search(EXIT, lambda _cell, _direction, other: known[other] == UNSEEN)
+    return {cell for cell in range(CELLS) if found[cell] >= 0}
 
 
 def _solve_banded(
@@ -332,15 +309,7 @@ def _route_back(before: Sequence[int], here: int, goal: int) -> list[int]:
 
 def _fog_route(region: set[int], start: int) -> list[int]:
     """The shortest way through the exit's fog from `start` (left out) to the exit."""
-    found = [-1] * CELLS
-    found[EXIT] = 0
-    queue = deque([EXIT])
-    while queue:
-        cell = queue.popleft()
-        for _, other in NEIGHBOURS[cell]:
-            if other in region and found[other] < 0:
-                found[other] = found[cell] + 1
-                queue.append(other)
+    found, _ = search(EXIT, lambda _cell, _direction, other: other in region)
     route: list[int] = []
     cell = start
     while cell != EXIT:

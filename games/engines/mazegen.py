@@ -31,7 +31,7 @@ is 15 strings, one per row from the top, of one hexadecimal digit per cell, `0`-
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from .randomstream import RandomStream
 
@@ -171,19 +171,27 @@ def decode(rows: Sequence[str]) -> list[int]:
     return maze
 
 
-def distances(maze: Sequence[int], source: int) -> list[int]:
-    """Steps from `source` to every cell along open walls (-1 where it cannot go)."""
+def search(source: int, passes: Callable[[int, str, int], bool]) -> tuple[list[int], list[int]]:
+    """Breadth first from `source`, through the steps `passes(cell, direction, other)` allows:
+    steps to every cell (-1 where it cannot go), and the cell each was first reached from.
+    Neighbours are tried in NEIGHBOURS order, so ties always break the same way."""
     found = [-1] * CELLS
+    before = [-1] * CELLS
     found[source] = 0
     queue = deque([source])
     while queue:
         cell = queue.popleft()
-        bits = maze[cell]
         for direction, other in NEIGHBOURS[cell]:
-            if bits & BIT[direction] and found[other] < 0:
+            if found[other] < 0 and passes(cell, direction, other):
                 found[other] = found[cell] + 1
+                before[other] = cell
                 queue.append(other)
-    return found
+    return found, before
+
+
+def distances(maze: Sequence[int], source: int) -> list[int]:
+    """Steps from `source` to every cell along open walls (-1 where it cannot go)."""
+    return search(source, lambda cell, direction, _: bool(maze[cell] & BIT[direction]))[0]
 
 
 def statistics(maze: Sequence[int]) -> dict[str, int]:
