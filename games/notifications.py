@@ -198,7 +198,6 @@ def games_ended(games: Sequence[Game], seats: Sequence[Seat]) -> None:
     rows = [
         row
         for seat in seats
-        if seat.user_id is not None
         for row in _mail_rows(
             game=by_id[seat.game_id],
             people=[(seat, seat.user)],

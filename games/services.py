@@ -179,7 +179,6 @@ def seats_time_out(expired: Sequence[tuple[Game, int]]) -> int:
         games.setdefault(game.pk, game)
     seats: dict[int, list[Seat]] = {game_id: [] for game_id in games}
     for seat in _seats_with_people().filter(game_id__in=games).order_by("index"):
-        seat.game = games[seat.game_id]
         seats[seat.game_id].append(seat)
     endings: list[Ending] = []
     moves: list[Move] = []
@@ -410,11 +409,10 @@ def _seats_with_people() -> QuerySet[Seat]:
 
 
 def _rows_update(rows: Sequence[Model], fields: Sequence[str]) -> None:
-    """Save these fields of these rows of one model, in one round trip. Django's bulk_update
-    writes a CASE per field and row, built out of expressions, which takes longer than the
-    sweep's whole budget for a batch. On PostgreSQL the same short UPDATE goes for each row in
-    one pipeline, prepared once; elsewhere (SQLite, for `make run`) one UPDATE with a CASE on
-    the primary key for each field."""
+    """Save these fields of these rows of one model: the same short UPDATE for each row, sent
+    together (executemany; on PostgreSQL one pipeline, prepared once). Django's bulk_update
+    builds one CASE per field and row out of expressions, which takes longer than the sweep's
+    whole budget for a batch."""
     if not rows:
         return
     meta = rows[0]._meta
@@ -426,31 +424,20 @@ def _rows_update(rows: Sequence[Model], fields: Sequence[str]) -> None:
         assert isinstance(field, Field)
         columns.append(field)
     assert meta.pk is not None
-    table, pk = quote(meta.db_table), quote(str(meta.pk.column))
-    names = [quote(str(field.column)) for field in columns]
-    values = [
-        [field.get_db_prep_save(getattr(row, field.attname), connection) for field in columns]
-        for row in rows
-    ]
-    ids = [row.pk for row in rows]
+    sets = ", ".join(f"{quote(str(field.column))} = %s" for field in columns)
+    sql = f"UPDATE {quote(meta.db_table)} SET {sets} WHERE {quote(str(meta.pk.column))} = %s"
     with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            sets = ", ".join(f"{name} = %s" for name in names)
-            cursor.executemany(
-                f"UPDATE {table} SET {sets} WHERE {pk} = %s",
-                [[*row, row_id] for row, row_id in zip(values, ids, strict=True)],
-            )
-            return
-        whens = " ".join(["WHEN %s THEN %s"] * len(rows))
-        cases = ", ".join(f"{name} = CASE {pk} {whens} END" for name in names)
-        params = [
-            value
-            for i in range(len(columns))
-            for row, row_id in zip(values, ids, strict=True)
-            for value in (row_id, row[i])
-        ]
-        marks = ", ".join(["%s"] * len(rows))
-        cursor.execute(f"UPDATE {table} SET {cases} WHERE {pk} IN ({marks})", params + ids)
+        cursor.executemany(
+            sql,
+            [
+                [
+                    field.get_db_prep_save(getattr(row, field.attname), connection)
+                    for field in columns
+                ]
+                + [row.pk]
+                for row in rows
+            ],
+        )
 
 
 def _set_deadlines(game: Game, engine: Engine) -> None:
