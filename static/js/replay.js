@@ -49,7 +49,8 @@
     sync();
   }
 
-  // After every swap: the Play button's label, and the move marked in the log.
+  // After every swap (the new step arrives with a hidden "Play" button, so this runs in the same
+  // task as the swap, not at settle): the Play button's label, and the move marked in the log.
   function sync() {
     var button = document.getElementById("play");
     if (button) {
@@ -89,6 +90,6 @@
     if (playing()) stop(); else play();
   });
 
-  document.addEventListener("htmx:afterSettle", sync);
+  document.addEventListener("htmx:afterSwap", sync);
   document.addEventListener("DOMContentLoaded", sync);
 })();
