@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from django import forms
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import (
     BooleanField,
     Case,
@@ -597,10 +597,12 @@ def results_count(ended: Sequence[tuple[Game, Sequence[Seat]]]) -> None:
         cursor.execute(RESULTS_ADD.format(values=values), params)
 
 
+@transaction.atomic
 def results_recount() -> None:
     """Every player's results counted again from every finished game, by the rule of
     results_count: for games stored without services.game_end (bench/archive.py fills with
-    SQL; tests make games in bulk)."""
+    SQL; tests make games in bulk; `manage.py results_recount`). In one transaction, so that a
+    player page never reads the table half counted."""
     # A LIMIT 1 subquery, not EXISTS: PostgreSQL may turn an EXISTS into one scan of every
     # seat, hashed; this stays one probe of seat_unique_index per lost seat.
     third_seat = Subquery(Seat.objects.filter(game=OuterRef("game_id"), index=2).values("id")[:1])

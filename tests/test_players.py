@@ -6,10 +6,12 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from datetime import timedelta
+from io import StringIO
 
 import pytest
 import time_machine
 from django.contrib.auth.base_user import AbstractBaseUser
+from django.core.management import call_command
 from django.utils import timezone
 
 from games import archive, services
@@ -138,8 +140,11 @@ def test_the_results_kept_as_games_end_are_the_results_counted_again(make_cornma
 
     kept = counts()
     assert sum(row[5] for row in kept) == 2  # one seat timed out in each
-    archive.results_recount()
+    PlayerResult.objects.update(played=0, won=0)
+    out = StringIO()
+    call_command("results_recount", stdout=out)
     assert counts() == kept
+    assert out.getvalue() == f"{len(kept)} results counted.\n"
     for seat in Seat.objects.select_related("game"):
         assert seat.finished_at == seat.game.finished_at is not None
 
