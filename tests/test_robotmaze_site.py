@@ -105,6 +105,7 @@ def test_set_up_by_clicks_random_and_clear_in_the_session(game):
     url = reverse("game_draft", args=[game.pk])
     page = alice.get(f"/games/{game.pk}/").content.decode()
     assert "0 of 20 crates" in page and "Place 20 more crates" in page
+    assert "alice is setting up; bob is setting up." in page
 
     alice.post(url, {"warehouse": "." * 100, "toggle": "A1"})
     page = alice.get(f"/games/{game.pk}/").content.decode()
@@ -180,6 +181,13 @@ def test_a_robot_that_reaches_twenty_damage_loses_mid_program_and_all_is_reveale
             assert f'data-cell="{cell}"' in page
     assert page.count('class="crate') >= 20
     assert game.seed_hex in page
+    # Each grid says whose robot ran in whose warehouse, by name.
+    names = [game.seats.get(index=seat).name for seat in (0, 1)]
+    for robot, owner in ((0, 1), (1, 0)):
+        title = f"{names[robot]}'s robot in {names[owner]}'s warehouse"
+        assert re.search(rf"<h3><span class=\"dot\"[^>]*></span> {re.escape(title)}</h3>", page)
+    replay = Client().get(reverse("game_replay", args=[game.pk]) + "?ply=3").content.decode()
+    assert f"{names[1]}'s robot in {names[0]}'s warehouse" in replay
     record = json.loads(Client().get(f"/games/{game.pk}/record.json").content)
     assert record["initial"] == {"warehouses": WAREHOUSES}
     assert [m["move"] for m in record["moves"][:2]] == [{"warehouse": w} for w in WAREHOUSES]

@@ -165,11 +165,12 @@ class UI:
                 {
                     "kind": "open",
                     "seat": seat,
-                    "title": (
-                        "Your robot in the other warehouse"
-                        if seat == viewer and not over
-                        else f"Seat {seat + 1}'s robot in seat {owner + 1}'s warehouse"
-                    ),
+                    # Without a title the template names the robot's and the warehouse's
+                    # seats from the game's seat list.
+                    "title": "Your robot in the other warehouse"
+                    if seat == viewer and not over
+                    else None,
+                    "owner": owner,
                     "damage": robot["damage"],
                     "rows": _grid(
                         crates=_crates(revealed),

@@ -36,11 +36,12 @@ def test_two_people_set_up_play_to_the_end_and_see_both_warehouses(new_page):
     alice.get_by_role("button", name="Random warehouse").click()
     expect(alice.locator("#crate-count")).to_have_text("20 of 20 crates")
     alice.locator("#play").click()
-    expect(alice.locator("#board")).to_contain_text("Seat 1 is ready")
+    alice_name = game.seats.get(index=0).name
+    expect(alice.locator("#board")).to_contain_text(f"{alice_name} is ready")
 
     # Bob's page learns that Alice is ready (polling); then he clicks his crates in one by one,
     # and sees the count and the problems as he goes.
-    expect(bob.locator("#board")).to_contain_text("Seat 1 is ready", timeout=10_000)
+    expect(bob.locator("#board")).to_contain_text(f"{alice_name} is ready", timeout=10_000)
     # Bob clicks his crates in one by one, and sees the count and the problems as he goes.
     crates = [
         robotmaze.cell_name(r, c)
