@@ -201,7 +201,8 @@ def race_advance(*, game_id: int) -> float | None:
         now = clock.now()
         if game.race_starts_at is None:
             if game.race_deadline is not None and game.race_deadline <= now:
-                services._abort(game)
+                services.game_end(game, at=now, reason="aborted", places=None)
+                game.save()
             return None
         now_ms = race_ms(game, now)
         if now_ms < 0:

@@ -362,11 +362,6 @@ def _move_settle(game: Game, result: Result | None, *, now: datetime) -> None:
     _after_commit(game)
 
 
-def _abort(game: Game) -> None:
-    game_end(game, at=clock.now(), reason="aborted", places=None)
-    game.save()
-
-
 @dataclass
 class Ending:
     game: Game
