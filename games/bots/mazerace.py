@@ -54,17 +54,17 @@ held-out, standard error 0.15 to 0.3 points), gave no gain:
 - trying an opening costing d - 1 steps each way, since it shows from the seen cell before it:
   -0.5 and +0.7 points. The two seed sets disagree by more than the change.
 
-Nor is there a better choice to learn from what this view offers. On 600 separate seeds (prefix
-"train") every one of this rule's 25,000 real choices was replayed once per opening: walk to
-that opening, then play on by this rule, in the true maze. Choosing by that measured cost would
-take 33.1 steps from a choice on average (it knows the maze); this rule's choice takes 37.0,
-flood's 37.3. The best log-linear ranking of eleven inputs (this rule's own ratio among them,
-with travel, branch size, chance, fog distance to the exit, fog size) fitted on 70% of the
-choices to the measured costs does no better on the other 30% (37.632 against 37.636). Loops
-are what the tree model leaves out: an opening joins the exit through the fog 1.7 times as
-often as its tree chance says (69% at a chance of 0.64, 15% at 0.03). Yet chances counted over
-24 completions that redo the generator's loop step, or their fog distances, as index or as
-further inputs, make the choices worse (39.0) or leave them as they are.
+Nor is there a better choice to learn from what this view offers (`bench/mazerace_choices.py`).
+On 600 separate seeds (prefix "train") every one of this rule's 25,000 real choices was replayed
+once per opening: walk to that opening, then play on by this rule, in the true maze. Choosing by
+that measured cost would take 33.1 steps from a choice on average (it knows the maze); this
+rule's choice takes 37.0, flood's 37.3. A log-linear ranking of eleven inputs (this rule's own
+ratio among them, with travel, branch size, chance, fog distance to the exit, fog size) fitted
+to the measured costs on 70% of the seeds does no better on the rest (37.628 against 37.636);
+a small neural ranker with geometry added fitted its own choices better and the others worse.
+Loops are what the tree model leaves out: 1.8 openings a choice join the exit through the fog,
+not one (16% of those given a chance of 0.03, 76% at 0.65). Yet chances counted over 24
+completions that redo the generator's loop step, as the index, made the choices worse (39.0).
 """
 
 from __future__ import annotations
@@ -262,16 +262,7 @@ def plan(view: JSON, whole: bool = True) -> list[int]:
     if known[EXIT] != UNSEEN and found[EXIT] >= 0:
         return _route_back(before, here, EXIT)
     region = exit_fog(known)
-    entries: dict[int, tuple[int, int]] = {}  # opening -> (steps to it, seen cell before it)
-    for cell in range(CELLS):
-        if found[cell] < 0:
-            continue
-        bits = known[cell]
-        for direction, other in NEIGHBOURS[cell]:
-            if bits & BIT[direction] and other in region:
-                entry = (found[cell] + 1, cell)
-                if other not in entries or entry < entries[other]:
-                    entries[other] = entry
+    entries = openings(known, found, region)
     if not entries:
         raise ValueError("the view shows no way into the fog that hides the exit")
     if EXIT in entries:
@@ -290,6 +281,24 @@ def plan(view: JSON, whole: bool = True) -> list[int]:
     last_seen = entries[target][1]
     route = [*_route_back(before, here, last_seen), target]
     return route + _fog_route(region, target)
+
+
+def openings(
+    known: Sequence[int], found: Sequence[int], region: set[int]
+) -> dict[int, tuple[int, int]]:
+    """The openings into `region` (fog cells behind a seen cell's open wall), each with the
+    steps to it from the runner (`found`, from _seen_routes) and the seen cell before it."""
+    entries: dict[int, tuple[int, int]] = {}
+    for cell in range(CELLS):
+        if found[cell] < 0:
+            continue
+        bits = known[cell]
+        for direction, other in NEIGHBOURS[cell]:
+            if bits & BIT[direction] and other in region:
+                entry = (found[cell] + 1, cell)
+                if other not in entries or entry < entries[other]:
+                    entries[other] = entry
+    return entries
 
 
 def _search_cost(steps: int, chance: float, size: float) -> tuple[float, int]:
