@@ -1,20 +1,29 @@
 """Maze Race bots against the same mazes: steps to the exit, and how long a decision takes.
 
-    python -m bench.mazerace_bots --seeds 1000
+    python -m bench.mazerace_bots                 # 10,000 mazes, about 7 minutes on 2 cores
+    python -m bench.mazerace_bots --seeds 1000    # the first 1,000 of them
 
 Every bot runs alone through the engine (a slow race, so only steps count), on the mazes of
 seeds SHA-256("mazerace-bench-<i>"), i = 0, 1, ...; the shortest path is the limit no runner in
 the fog can beat on average. Also prints the generator's statistics over the same mazes.
+
+The last line is how many fewer steps "strong" takes than "flood", with its standard error,
+paired by maze. Mazes differ so much that on 1,000 of them that error is about 0.9 points: on
+the ten blocks of 1,000 consecutive bench seeds the gain ranges from 2.0% to 5.3%. A target of a
+few percent is judged on the 10,000 mazes run by default (an error of about 0.3 points).
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import multiprocessing
+import os
 import random
 import statistics
 import time
 from collections.abc import Callable, Sequence
+from multiprocessing.pool import Pool
 
 from games.bots import mazerace as bots
 from games.engines import mazegen, mazerace
@@ -48,6 +57,15 @@ def run(bot: BotFn, seed: bytes) -> tuple[int, float, float]:
     return state["runners"][0]["steps"], slowest, thinking
 
 
+def _run_named(job: tuple[str, bytes]) -> tuple[int, float, float]:
+    name, seed = job
+    return run(BOTS[name], seed)
+
+
+def _maze_statistics(seed: bytes) -> dict[str, int]:
+    return mazegen.statistics(mazegen.maze_from_seed(seed)[0])
+
+
 def summary(steps: Sequence[int], shortest: Sequence[int]) -> str:
     ordered = sorted(steps)
     mean = statistics.fmean(ordered)
@@ -61,14 +79,22 @@ def summary(steps: Sequence[int], shortest: Sequence[int]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=1000)
+    parser.add_argument("--seeds", type=int, default=10_000)
     parser.add_argument("--first", type=int, default=0, help="index of the first seed")
     parser.add_argument("--prefix", default="mazerace-bench")
     parser.add_argument("--bots", default="flood,wall,strong")
+    parser.add_argument(
+        "--jobs", type=int, default=os.cpu_count() or 1, help="processes running mazes at once"
+    )
     args = parser.parse_args(argv)
     seeds = [bench_seed(i, args.prefix) for i in range(args.first, args.first + args.seeds)]
-    mazes = [mazegen.maze_from_seed(seed)[0] for seed in seeds]
-    stats = [mazegen.statistics(maze) for maze in mazes]
+    with multiprocessing.Pool(args.jobs) as pool:
+        report(args, seeds, pool)
+
+
+def report(args: argparse.Namespace, seeds: Sequence[bytes], pool: Pool) -> None:
+    chunk = max(1, len(seeds) // (8 * args.jobs))
+    stats = pool.map(_maze_statistics, seeds, chunksize=chunk)
     shortest = [row["shortest"] for row in stats]
 
     print(
@@ -87,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     steps_of: dict[str, list[int]] = {}
     for name in args.bots.split(","):
         began = time.perf_counter()
-        results = [run(BOTS[name], seed) for seed in seeds]
+        results = pool.map(_run_named, [(name, seed) for seed in seeds], chunksize=chunk)
         steps = [count for count, _, _ in results]
         slowest = max(seconds for _, seconds, _ in results) * 1000
         average = sum(seconds for _, _, seconds in results) / sum(steps) * 1000
@@ -103,8 +129,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         gain = 100 * statistics.fmean(saved) / flood
         spread = 100 * statistics.stdev(saved) / len(saved) ** 0.5 / flood if len(saved) > 1 else 0
         print(
-            f"\nstrong takes {gain:.1f}% fewer steps than flood on average "
-            f"(standard error {spread:.1f} points, same mazes)"
+            f"\nstrong takes {gain:.2f}% fewer steps than flood on average, standard error "
+            f"{spread:.2f} points (same mazes): between {gain - 1.96 * spread:.1f}% and "
+            f"{gain + 1.96 * spread:.1f}% with 95% confidence"
         )
 
 
