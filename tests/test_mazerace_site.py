@@ -514,6 +514,11 @@ def test_a_slow_race_with_bots_plays_them_one_step_at_a_time() -> None:
         services.bot_turn_play(game_id=game.pk, ply=game.ply)
     assert game.state["runners"][1]["out"] == "exit"
     assert game.status == "active"  # the person still has its 30 days
+    # The bot's steps are the number to beat; it has no place until the person is out too.
+    steps = game.state["runners"][1]["steps"]
+    page = client_for(user_of(game, 0)).get(f"/games/{game.pk}/").content.decode()
+    assert f"{steps} steps</span>, <strong>out</strong></li>" in page
+    assert "(place" not in page
 
 
 # --- the hint --------------------------------------------------------------------------------

@@ -295,8 +295,9 @@ def _placed(state: JSON, reason: str) -> JSON:
 
 
 def _strip(state: JSON) -> list[JSON]:
-    """Per runner: steps run, whether it is out, and its place once that is known (the final
-    place after the race; during it, a runner who got out has its place among those out)."""
+    """Per runner: steps run, whether it is out, and its place once it is sure: after the race,
+    and in a live race as soon as the runner got out (nobody still in can land before it). In a
+    slow race a runner still in may yet get out in fewer steps, so no place shows before the end."""
     runners = state["runners"]
     done = state["result"]
     live = state["mode"] == "live"
@@ -306,7 +307,7 @@ def _strip(state: JSON) -> list[JSON]:
         place: int | None = None
         if done is not None:
             place = done["places"][seat]
-        elif runner["out"] == "exit":
+        elif live and runner["out"] == "exit":
             key = _rank_key(runner, live)
             place = 1 + sum(_rank_key(other, live) < key for other in exited)
         strip.append(

@@ -286,9 +286,10 @@ def test_a_slow_race_is_won_by_the_fewest_steps() -> None:
     assert mazerace.deadline_ms(state) is None
     state, outcomes = run(state, 0, "EW" + TO_EXIT)  # 30 steps, out first
     assert outcomes[0] == {"at": "b1", "landed_ms": None}
-    assert mazerace.view(state, None)["strip"][0]["place"] == 1
     state, _ = run(state, 1, TO_EXIT)  # 28 steps, out later but quicker
-    assert mazerace.view(state, None)["strip"][0]["place"] == 2
+    # Seat 2 may yet get out in fewer steps: no place is sure before the end.
+    assert [entry["place"] for entry in mazerace.view(state, None)["strip"]] == [None] * 3
+    assert [entry["out"] for entry in mazerace.view(state, None)["strip"]] == [True, True, False]
     assert mazerace.to_move(state) == [2]
     state, outcome = mazerace.apply(state, 2, {"timeout": True})
     assert outcome == {"at": "a1", "out": "timeout"}
