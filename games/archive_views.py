@@ -221,7 +221,9 @@ def replay_context(game: Game, ply_text: str | None, view_key: str | None) -> di
     ]
     for c in controls:
         c.url = query(c.to) if 0 <= c.to <= last and c.to != ply else ""
-    if ply == 0:
+    if ply == 0 and getattr(engine, "SEATS_MOVE_APART", False):
+        caption = "The start. There are no turns: each runner steps on its own."
+    elif ply == 0:
         first = engine.first_seat(rebuilt.state)
         caption = f"The start. {names.get(first, f'Seat {first + 1}')} moves first."
     else:

@@ -68,3 +68,6 @@ def test_maze_race_replays_the_whole_maze_or_one_runners_fog(client, make_user):
     seen = r'<rect class="cell seen[^"]*" data-cell='
     assert len(re.findall(seen, whole.content.decode())) == 225
     assert 0 < len(re.findall(seen, fog.content.decode())) < 225
+    start = client.get(f"/games/{game.pk}/replay/").content.decode()
+    assert "There are no turns: each runner steps on its own." in start
+    assert "moves first" not in start
