@@ -170,6 +170,13 @@ def test_the_create_form_makes_live_and_slow_races_with_bots() -> None:
     response = client.post("/new/mazerace/", {"race": "P30D", "seats": "2", "seat_1": "strong"})
     game = Game.objects.latest("pk")
     assert (game.clock, game.options, game.status) == ("P30D", {"mode": "slow"}, "active")
+    client.post("/new/mazerace/", {"race": "P3D", "seats": "2", "seat_1": "person"})
+    waiting = Game.objects.latest("pk")
+    assert waiting.status == "open"
+    # Waiting for a runner, the page already tells the race's clock, not a per-move one.
+    page = client.get(f"/games/{waiting.pk}/").content.decode()
+    assert "3 days from the start to get out" in page
+    assert "for each move" not in page
     page = client.get("/new/mazerace/").content.decode()
     for level in ("wall", "flood", "strong"):
         assert f'value="{level}"' in page

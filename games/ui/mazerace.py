@@ -212,8 +212,8 @@ class UI:
         the strip, the results, and how often the page polls."""
         seats = list(game.seats.all())
         live = game.clock == Clock.LIVE
-        if view is None:
-            return {}
+        if view is None:  # waiting for players
+            return {"clock_rule": self._clock_rule(game)}
         over = game.is_over
         elapsed = 0
         if game.race_starts_at is not None:
