@@ -41,6 +41,10 @@ class YourGame:
     your_move: bool
     left: timedelta | None
 
+    @property
+    def left_text(self) -> str:
+        return clock.format_left(self.left) if self.left is not None else ""
+
 
 def your_games(user: User) -> list[YourGame]:
     """Your open and running games: those where it is your move first, least time left first."""

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 import time_machine
@@ -49,6 +50,10 @@ def test_your_games_put_your_move_first(client, make_cornmaze):
     order = sorted(ids, key=lambda pk: section.index(f"/games/{pk}/"))
     assert order[: len(mine_first)] == sorted(mine_first, key=order.index)
     assert section.count("your move") == len(mine_first)
+    # Time left in whole seconds, as on the game page.
+    assert len(re.findall(r"your move · \d+ days?, \d+:\d\d:\d\d left<", section)) == len(
+        mine_first
+    )
 
 
 def test_create_a_game_as_a_guest_then_join_from_another_browser(client, django_user_model):
