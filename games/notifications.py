@@ -26,6 +26,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 
 from . import clock
+from .engines import get_engine
 from .models import EmailPreferences, Game, Outbox, Reminder, Seat
 
 logger = logging.getLogger(__name__)
@@ -437,6 +438,14 @@ def _context(row: Outbox, user: Any) -> dict[str, Any] | None:
         context["deadline"] = mine.deadline
         context["left"] = clock.format_left(mine.deadline - clock.now())
         context["clock"] = clock.format_left(game.clock_duration or timedelta())
+        # A race has no turns: its clock runs from the start until the runner is out.
+        context["race"] = race = getattr(get_engine(game.kind), "SEATS_MOVE_APART", False)
+        if race:
+            context["out_of_time"] = "A runner still in the maze then is out where it stands."
+        elif len(seats) > 2:
+            context["out_of_time"] = "A player who runs out of time is dropped from the game."
+        else:
+            context["out_of_time"] = "A player who runs out of time loses."
     else:
         context.update(_result(game, seats, mine))
     return context

@@ -16,10 +16,11 @@ from typing import Any
 
 import pytest
 import time_machine
+from django.core import mail
 from django.core.management import call_command
 from django.test import Client
 
-from games import races, services, sweeps
+from games import notifications, races, services, sweeps
 from games.engines import mazegen
 from games.engines import mazerace as rules
 from games.models import Game, Move, Outbox, Reminder
@@ -508,6 +509,32 @@ def test_a_slow_race_fewest_steps_wins_and_every_seat_has_its_own_deadline() -> 
     assert game.status == "finished"
     assert dict(game.seats.values_list("index", "place")) == {0: 1, 1: 2, 2: 3}
     assert record_verify(record_build(game, viewer_seat=None)) == []
+
+
+def test_a_slow_race_mails_say_the_race_has_started_and_remind_of_the_way_out() -> None:
+    with time_machine.travel(T0, tick=False):
+        game = make_race(3, clock="P3D")
+        for row in Outbox.objects.filter(game=game):
+            assert notifications.outbox_send(outbox_id=row.pk) == "sent"
+    assert len(mail.outbox) == 3
+    for message in mail.outbox:
+        assert message.subject == f"Your race has started: Maze Race #{game.pk}"
+        assert "step through the maze at your own pace" in message.body
+        assert "You have 3 days, 0:00:00 to get out" in message.body
+        assert "A runner still in the maze then is out where it stands." in message.body
+        assert "for this move" not in message.body and "loses" not in message.body
+    mail.outbox.clear()
+    with time_machine.travel(T0 + timedelta(days=3) * 4 / 5, tick=False):
+        assert sweeps.reminders_sweep() == 3
+        for row in Outbox.objects.filter(game=game, kind="reminder"):
+            assert notifications.outbox_send(outbox_id=row.pk) == "sent"
+    assert len(mail.outbox) == 3
+    for message in mail.outbox:
+        assert message.subject == (
+            f"Reminder: 14:24:00 left to get out of the maze in Maze Race #{game.pk}"
+        )
+        assert "you are still in the maze" in message.body
+        assert "out where it stands" in message.body and "dropped" not in message.body
 
 
 def test_a_slow_race_with_bots_plays_them_one_step_at_a_time() -> None:
