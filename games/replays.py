@@ -76,7 +76,9 @@ def replay_state(game: Game, moves: Sequence[Move], ply: int) -> Rebuilt:
     reached = -1
     state: JSON = {}
     try:
-        for reached, state in enumerate(_states(game, moves[:ply])):  # noqa: B007
+        for reached, state in enumerate(  # noqa: B007
+            _states(game, moves[:ply], to_the_end=ply >= len(moves))
+        ):
             pass
     except IllegalMove as exc:
         return Rebuilt(
@@ -85,14 +87,16 @@ def replay_state(game: Game, moves: Sequence[Move], ply: int) -> Rebuilt:
     return Rebuilt(state=state, ply=reached)
 
 
-def _states(game: Game, moves: Sequence[Move]) -> Iterator[JSON]:
+def _states(game: Game, moves: Sequence[Move], *, to_the_end: bool = True) -> Iterator[JSON]:
+    """The states after each of `moves`; `to_the_end`: they are all the game's moves, so the
+    last state is the game's end (a race closed at its deadline is closed there)."""
     engine = get_engine(game.kind)
     # The seats are prefetched by the page; counting them costs no query then.
     state = engine.start(bytes(game.seed), dict(game.options), len(game.seats.all()))
     for n, move in enumerate(moves):
         yield state
         state, _ = engine.apply(state, move.seat, move.move)
-        if n == len(moves) - 1:
+        if to_the_end and n == len(moves) - 1:
             state = _closed(game, state)
     yield state
 

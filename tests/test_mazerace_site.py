@@ -349,6 +349,13 @@ def test_the_30_second_deadline_after_the_first_exit_closes_the_race_exactly(
     with at(game, deadline + 5000):
         close()  # once
     assert Game.objects.get(pk=game.pk).version == game.version
+    # The replay closes the race after its last move only: before that, bob is in his fog.
+    replay = Client().get(f"/games/{game.pk}/replay/?view=seat1&ply=1").content.decode()
+    assert 0 < replay.count('class="cell seen') < 225 and "The whole maze" in replay
+    assert 'aria-label="The maze as far as you have seen it"' in replay
+    last = f"/games/{game.pk}/replay/?view=seat1&ply={game.ply}"
+    end = Client().get(last).content.decode()
+    assert end.count('class="cell seen') == 225
 
 
 def test_a_race_with_nobody_out_ends_after_ten_minutes_by_cells_covered(started: Game) -> None:
