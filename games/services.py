@@ -316,7 +316,8 @@ def _move_apply(
     if game.is_over:
         raise MoveRefused("The game is over.")
     engine = _engine(game.kind)
-    if ply != game.ply and not getattr(engine, "SEATS_MOVE_APART", False):
+    race = getattr(engine, "SEATS_MOVE_APART", False)
+    if ply != game.ply and not race:
         raise MoveRefused(
             "That move was for an earlier position: the game has moved on since. "
             "Look at the board again."
@@ -330,7 +331,9 @@ def _move_apply(
         and seat.deadline <= now
         and seat.index in engine.to_move(game.state)
     ):
-        raise MoveRefused("Your time for this move has run out.")
+        raise MoveRefused(
+            "Your time to get out has run out." if race else "Your time for this move has run out."
+        )
     move = _pace(game).stamped(game, move, now=now, at_ms=at_ms)
     try:
         state, outcome = engine.apply(game.state, seat.index, move)

@@ -511,6 +511,8 @@ def test_a_slow_race_fewest_steps_wins_and_every_seat_has_its_own_deadline() -> 
         assert Reminder.objects.filter(seat__game=game).count() == 1
         assert Move.objects.filter(game=game).first().outcome["landed_ms"] is None
     with time_machine.travel(deadline, tick=False):
+        with pytest.raises(services.MoveRefused, match="Your time to get out has run out"):
+            step(game, 2, an_open_way(game, 2))
         sweeps.deadlines_sweep()
     game.refresh_from_db()
     assert game.status == "finished"
@@ -523,6 +525,8 @@ def test_a_slow_race_mails_say_the_race_has_started_and_remind_of_the_way_out() 
         game = make_race(3, clock="P3D")
         for row in Outbox.objects.filter(game=game):
             assert notifications.outbox_send(outbox_id=row.pk) == "sent"
+        lobby = client_for(user_of(game, 0)).get("/").content.decode()
+    assert "in the maze · 3 days, 0:00:00 left" in lobby and "your move" not in lobby
     assert len(mail.outbox) == 3
     for message in mail.outbox:
         assert message.subject == f"Your race has started: Maze Race #{game.pk}"
