@@ -17,7 +17,7 @@ from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
 from . import archive, replays, selectors
-from .engines import get_engine
+from .engines import get_engine, is_race
 from .http import HtmxHttpRequest
 from .models import Game, Seat
 from .records import record_build, record_verify
@@ -221,7 +221,7 @@ def replay_context(game: Game, ply_text: str | None, view_key: str | None) -> di
     ]
     for c in controls:
         c.url = query(c.to) if 0 <= c.to <= last and c.to != ply else ""
-    if ply == 0 and getattr(engine, "SEATS_MOVE_APART", False):
+    if ply == 0 and is_race(game.kind):
         caption = "The start. There are no turns: each runner steps on its own."
     elif ply == 0:
         first = engine.first_seat(rebuilt.state)

@@ -26,7 +26,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 
 from . import clock
-from .engines import get_engine
+from .engines import is_race
 from .models import EmailPreferences, Game, Outbox, Reminder, Seat
 
 logger = logging.getLogger(__name__)
@@ -439,7 +439,7 @@ def _context(row: Outbox, user: Any) -> dict[str, Any] | None:
         context["left"] = clock.format_left(mine.deadline - clock.now())
         context["clock"] = clock.format_left(game.clock_duration or timedelta())
         # A race has no turns: its clock runs from the start until the runner is out.
-        context["race"] = race = getattr(get_engine(game.kind), "SEATS_MOVE_APART", False)
+        context["race"] = race = is_race(game.kind)
         if race:
             context["out_of_time"] = "A runner still in the maze then is out where it stands."
         elif len(seats) > 2:

@@ -54,10 +54,6 @@ TICK_MAX_SECONDS = 0.5
 TICK_ALIVE_SECONDS = 5
 
 
-def is_race(game: Game) -> bool:
-    return game.kind == KIND
-
-
 def is_live(game: Game) -> bool:
     return game.kind == KIND and game.clock == Clock.LIVE
 
@@ -374,7 +370,7 @@ def race_sweep(*, game_id: int, now: datetime) -> bool:
 def race_hint(*, game: Game, seat_index: int | None) -> JSON:
     """The strong bot's next step and planned route from the runner's own view. Only in a
     race with a bot seat, for a runner still in, once the race is on."""
-    if not is_race(game):
+    if game.kind != KIND:
         raise services.GameError("Hints are only for Maze Race.")
     if seat_index is None:
         raise services.GameError("Only a runner in this race can ask for a hint.")

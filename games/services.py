@@ -19,7 +19,7 @@ from django.db.models import Field, Model, QuerySet
 
 from . import archive, clock, notifications, races
 from .bots import get_bot, levels
-from .engines import IllegalMove, get_engine
+from .engines import IllegalMove, get_engine, is_race
 from .engines.base import JSON, Engine, Result
 from .models import Clock, Game, Move, Seat, json_safe
 
@@ -316,7 +316,7 @@ def _move_apply(
     if game.is_over:
         raise MoveRefused("The game is over.")
     engine = _engine(game.kind)
-    race = getattr(engine, "SEATS_MOVE_APART", False)
+    race = is_race(game.kind)
     if ply != game.ply and not race:
         raise MoveRefused(
             "That move was for an earlier position: the game has moved on since. "

@@ -19,4 +19,9 @@ def get_engine(slug: str) -> Engine:
     return ENGINES[slug]
 
 
-__all__ = ["ENGINES", "Engine", "IllegalMove", "Result", "get_engine"]
+def is_race(slug: str) -> bool:
+    """Whether the game is a race: no turns, each seat moves on its own (`SEATS_MOVE_APART`)."""
+    return bool(getattr(ENGINES[slug], "SEATS_MOVE_APART", False))
+
+
+__all__ = ["ENGINES", "Engine", "IllegalMove", "Result", "get_engine", "is_race"]
