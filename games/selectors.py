@@ -10,7 +10,7 @@ from django.contrib.auth.models import User
 from django.db.models import Prefetch, QuerySet
 
 from . import clock
-from .engines import get_engine
+from .engines import get_engine, is_race
 from .models import Game, Seat
 
 LOBBY_LIMIT = 50
@@ -40,6 +40,10 @@ class YourGame:
     seat: Seat
     your_move: bool
     left: timedelta | None
+
+    @property
+    def race(self) -> bool:
+        return is_race(self.game.kind)
 
     @property
     def left_text(self) -> str:
