@@ -28,6 +28,7 @@ from django.urls import reverse
 from . import clock
 from .engines import is_race
 from .models import EmailPreferences, Game, Outbox, Reminder, Seat
+from .ui import out_of_time
 
 logger = logging.getLogger(__name__)
 User = get_user_model()
@@ -439,13 +440,8 @@ def _context(row: Outbox, user: Any) -> dict[str, Any] | None:
         context["left"] = clock.format_left(mine.deadline - clock.now())
         context["clock"] = clock.format_left(game.clock_duration or timedelta())
         # A race has no turns: its clock runs from the start until the runner is out.
-        context["race"] = race = is_race(game.kind)
-        if race:
-            context["out_of_time"] = "A runner still in the maze then is out where it stands."
-        elif len(seats) > 2:
-            context["out_of_time"] = "A player who runs out of time is dropped from the game."
-        else:
-            context["out_of_time"] = "A player who runs out of time loses."
+        context["race"] = is_race(game.kind)
+        context["out_of_time"] = out_of_time(game.kind, len(seats))
     else:
         context.update(_result(game, seats, mine))
     return context

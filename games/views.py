@@ -22,7 +22,7 @@ from .guests import player_for
 from .http import HtmxHttpRequest
 from .models import Game, Seat
 from .records import public_move, record_build
-from .ui import MoveInputError, colour, get_ui, has_ui
+from .ui import MoveInputError, clock_rule, colour, get_ui, has_ui
 
 RESULT_TEXT = {
     "exit": "reached the goal",
@@ -168,6 +168,7 @@ def game_context(
         "can_join": can_join,
         "error": error,
         "clock_text": clock.format_left(game.clock_duration) if game.clock_duration else "live",
+        "clock_rule": clock_rule(game.kind, len(seats), game.clock_duration),
         "polling": not game.is_over,
         "result_text": RESULT_TEXT.get(game.result_reason, game.result_reason),
         **extra,

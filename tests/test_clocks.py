@@ -93,7 +93,7 @@ def test_the_game_page_shows_the_rule_and_each_clock(client) -> None:  # type: i
     with time_machine.travel(START, tick=False):
         game = make_game(make_player(), make_player())
         page = client.get(reverse("game", args=[game.pk])).content.decode()
-    assert "3 days for each move; a player who runs out loses." in page
+    assert "3 days for each move. A player who runs out of time loses." in page
     deadline = Seat.objects.get(game=game, deadline__isnull=False).deadline
     assert deadline is not None
     assert f'data-deadline="{deadline.isoformat()}"' in page
@@ -101,7 +101,7 @@ def test_the_game_page_shows_the_rule_and_each_clock(client) -> None:  # type: i
 
     three = make_game(make_player(), make_player(), make_player(), clock="P30D")
     page = client.get(reverse("game", args=[three.pk])).content.decode()
-    assert "30 days for each move; a player who runs out is dropped." in page
+    assert "30 days for each move. A player who runs out of time is dropped from the game." in page
 
 
 @pytest.mark.django_db

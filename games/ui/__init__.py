@@ -4,11 +4,13 @@ the views stay the same for all of them."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any, Protocol
 
 from django import forms
 from django.http import QueryDict
 
+from ..engines import is_race
 from ..engines.base import JSON
 
 SEAT_COLOURS = ["#d62828", "#1d4ed8", "#15803d", "#a21caf", "#c2410c", "#0e7490"]
@@ -49,8 +51,26 @@ class GameUI(Protocol):
     # Optional, used by the game page when a UI has them (Maze Race does):
     #   page_context(game, view, viewer, now) -> dict: more context for the game page, such
     #   as `poll_every` ("500ms"), `status_template` (drawn as the status line),
-    #   `clock_rule`, `hide_resign`, `aborted_text`.
+    #   `hide_resign`, `aborted_text`.
     #   hide_log = True: the page shows no move log.
+
+
+def out_of_time(kind: str, seats: int) -> str:
+    """What becomes of a seat whose clock runs out, as the game page and the mails say it."""
+    if is_race(kind):
+        return "A runner still in the maze then is out where it stands."
+    if seats > 2:
+        return "A player who runs out of time is dropped from the game."
+    return "A player who runs out of time loses."
+
+
+def clock_rule(kind: str, seats: int, duration: timedelta | None) -> str:
+    """The game page's line under the players: what the clock gives and what running out
+    costs ("" for a live race, which has no days on its clock)."""
+    if duration is None:
+        return ""
+    given = "from the start to get out" if is_race(kind) else "for each move"
+    return f"{duration.days} days {given}. {out_of_time(kind, seats)}"
 
 
 def colour(seat: int) -> str:

@@ -213,7 +213,7 @@ class UI:
         seats = list(game.seats.all())
         live = game.clock == Clock.LIVE
         if view is None:  # waiting for players
-            return {"clock_rule": self._clock_rule(game)}
+            return {}
         over = game.is_over
         elapsed = 0
         if game.race_starts_at is not None:
@@ -285,21 +285,10 @@ class UI:
             "poll_every": "500ms" if live and not over else "3s",
             "status_template": "games/boards/mazerace_status.html",
             "hide_resign": not runner_in,
-            "clock_rule": self._clock_rule(game),
             "aborted_text": "Aborted: not every runner pressed Ready in time. No result."
             if live
             else "",
         }
-
-    @staticmethod
-    def _clock_rule(game: Game) -> str:
-        duration = game.clock_duration
-        if duration is None:
-            return ""
-        return (
-            f"{duration.days} days from the start to get out; "
-            "a runner still in the maze then is out where it stands."
-        )
 
     @staticmethod
     def _results(view: JSON, seats: list[Any], live: bool) -> list[JSON]:

@@ -122,7 +122,7 @@ def test_the_clock_shows_the_deadline_in_the_viewers_own_time_zone(
         page.wait_for_function("document.querySelector('#clocks .until time').dataset.local")
         shown = until.inner_text()
         assert local.strftime("%H:%M") in shown and str(local.day) in shown, (zone, shown)
-        assert "3 days for each move; a player who runs out loses." in page.inner_text(
+        assert "3 days for each move. A player who runs out of time loses." in page.inner_text(
             "#clock-rule"
         )
         context.close()
