@@ -38,15 +38,18 @@ def test_lobby_lists_open_and_running_games_with_clocks(client, make_cornmaze, m
 
 def test_your_games_put_your_move_first(client, make_cornmaze):
     games = [make_cornmaze() for _ in range(3)]
-    # One player sits in all three games, in seat 0.
+    # One player sits in all three: in the second it is their move, in the third it is not,
+    # whoever the seed drew to move first.
     me = seat_user(games[0], 0)
+    my_seat = {games[0].pk: 0, games[1].pk: to_move(games[1]), games[2].pk: 1 - to_move(games[2])}
     for g in games[1:]:
-        g.seats.filter(index=0).update(user=me)
+        g.seats.filter(index=my_seat[g.pk]).update(user=me)
     client.force_login(me)
     page = client.get("/").content.decode()
     section = page.split('id="your-games"')[1].split("</section>")[0]
     ids = [g.pk for g in games]
-    mine_first = [g.pk for g in games if to_move(g) == 0]
+    mine_first = [g.pk for g in games if to_move(g) == my_seat[g.pk]]
+    assert games[1].pk in mine_first and games[2].pk not in mine_first
     order = sorted(ids, key=lambda pk: section.index(f"/games/{pk}/"))
     assert order[: len(mine_first)] == sorted(mine_first, key=order.index)
     assert section.count("your move") == len(mine_first)
