@@ -7,6 +7,8 @@ STAMP := $(VENV)/.installed-stamp
 # make test runs against the real services on localhost.
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/mazesite
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
+# Two checkouts may test at once on one machine: give each its own database and queue names.
+TEST_QUEUE ?= mazesite-test
 PYTEST_ARGS ?=
 
 .PHONY: run test lint format install migrate worker clean
@@ -46,7 +48,7 @@ test: install lint
 	@test -x /usr/bin/chromium || { echo "Debian's chromium is missing: apt-get install chromium (.ci/run does it)"; exit 1; }
 	@psql -h 127.0.0.1 -U postgres -tAc "select 1 from pg_database where datname='mazesite'" | grep -q 1 \
 	    || createdb -h 127.0.0.1 -U postgres mazesite
-	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) CELERY_QUEUE=mazesite-test MAZESITE_TEST_STRICT=1 \
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) CELERY_QUEUE=$(TEST_QUEUE) MAZESITE_TEST_STRICT=1 \
 	    $(BIN)/pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
 
 clean:
