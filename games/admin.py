@@ -1,10 +1,13 @@
 from __future__ import annotations
 
-from django.contrib import admin
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from . import notifications
+from . import notifications, services
 from .models import EmailPreferences, Game, Move, Outbox, Profile, Reminder, Seat
 
 
@@ -12,7 +15,10 @@ class SeatInline(admin.TabularInline):
     model = Seat
     extra = 0
     fields = ["index", "user", "bot", "deadline", "place", "joined_at"]
+    # A deadline is moved on the seat's own page, through the one service that writes it.
+    readonly_fields = ["deadline"]
     raw_id_fields = ["user"]
+    show_change_link = True
 
 
 @admin.register(Game)
@@ -25,11 +31,61 @@ class GameAdmin(admin.ModelAdmin):
     date_hierarchy = "created_at"
 
 
+class SeatAdminForm(forms.ModelForm):
+    class Meta:
+        model = Seat
+        fields = [
+            "game",
+            "index",
+            "user",
+            "bot",
+            "deadline",
+            "place",
+            "joined_at",
+            "ready_at",
+            "finished_at",
+        ]
+
+    def clean_deadline(self) -> Any:
+        deadline = self.cleaned_data.get("deadline")
+        seat = self.instance
+        if seat.pk is not None and deadline != seat.deadline:
+            try:
+                services.deadline_move_check(game=seat.game, seat=seat, deadline=deadline)
+            except services.GameError as exc:
+                raise forms.ValidationError(str(exc)) from None
+        return deadline
+
+
 @admin.register(Seat)
 class SeatAdmin(admin.ModelAdmin):
+    """A seat to move can have its deadline moved here, earlier or later; its reminder follows
+    (`services.seat_deadline_move`)."""
+
+    form = SeatAdminForm
     list_display = ["game", "index", "user", "bot", "deadline", "place"]
     list_filter = ["bot"]
     raw_id_fields = ["game", "user"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        if obj is None:
+            return ["deadline"]  # a new seat gets a deadline when its turn starts
+        return super().get_readonly_fields(request, obj)
+
+    def save_model(self, request: HttpRequest, obj: Seat, form: Any, change: bool) -> None:
+        if not change or "deadline" not in form.changed_data:
+            super().save_model(request, obj, form, change)
+            return
+        assert obj.deadline is not None  # SeatAdminForm.clean_deadline
+        try:
+            services.seat_deadline_move(
+                game_id=obj.game_id, seat_index=obj.index, deadline=obj.deadline
+            )
+        except services.GameError as exc:  # the game moved on since the form was checked
+            self.message_user(request, f"The deadline was not moved: {exc}", messages.ERROR)
+        others = [name for name in form.changed_data if name != "deadline"]
+        if others:
+            obj.save(update_fields=others)
 
 
 @admin.register(Move)

@@ -231,9 +231,11 @@ def json_safe(value: Any) -> Any:
 
 
 class Reminder(models.Model):
-    """A reminder for a seat's turn, due when a fifth of its clock is left. Made when the turn
-    starts, deleted when the seat moves or the game ends; the sweep turns a due one into a
-    mail. A row, not a Celery task days ahead: the database keeps time, not the broker."""
+    """A reminder for a seat's turn, due when a fifth of its clock is left: at the deadline
+    minus a fifth of the clock (`notifications.reminder_time`), kept so by
+    `services.deadlines_set` however the deadline is set or moved. Made when the turn starts,
+    deleted when the seat moves or the game ends; the sweep turns a due one into a mail, once
+    per turn. A row, not a Celery task days ahead: the database keeps time, not the broker."""
 
     seat = models.ForeignKey(Seat, on_delete=models.CASCADE, related_name="reminders")
     ply = models.PositiveIntegerField()  # the game's ply when the turn started

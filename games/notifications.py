@@ -171,32 +171,50 @@ def unsubscribe(*, token: str) -> tuple[Any, str]:
 # --- called by the services, inside their transaction, under the game's lock -----------------
 
 
+def reminder_time(*, deadline: datetime, clock_duration: timedelta) -> datetime:
+    """The one rule for when a reminder is due: when a fifth of the clock is left before the
+    deadline, however the deadline was set or moved."""
+    return deadline - clock_duration / REMINDER_SHARE
+
+
 def turn_started(*, game: Game, seat: Seat) -> None:
-    """A seat was given a deadline: a reminder for when a fifth of its time is left, and a
-    "your turn" mail."""
+    """A seat was given a deadline (`services.deadlines_set`): a reminder for when a fifth of
+    its time is left, and a "your turn" mail."""
     duration = game.clock_duration
     if duration is None or seat.deadline is None or seat.user_id is None or seat.bot:
         return  # bots need no reminding
+    due = reminder_time(deadline=seat.deadline, clock_duration=duration)
     Reminder.objects.bulk_create(
-        [Reminder(seat=seat, ply=game.ply, due=seat.deadline - duration / REMINDER_SHARE)],
-        ignore_conflicts=True,
+        [Reminder(seat=seat, ply=game.ply, due=due)], ignore_conflicts=True
     )
     user = _people().filter(pk=seat.user_id).first()
     _mails_queue(_mail_rows(game=game, people=[(seat, user)], kind=Kind.YOUR_TURN, ply=game.ply))
 
 
-def turn_ended(*, seat: Seat) -> None:
-    """The seat moved (or was dropped): its reminder is not needed any more."""
-    Reminder.objects.filter(seat=seat).delete()
+def deadline_moved(*, game: Game, seat: Seat) -> None:
+    """The deadline of a seat to move has moved (`services.deadlines_set`): its reminder moves
+    with it. One that went out already is not sent again for the same turn."""
+    duration = game.clock_duration
+    if duration is None or seat.deadline is None:
+        return
+    Reminder.objects.filter(seat=seat).update(
+        due=reminder_time(deadline=seat.deadline, clock_duration=duration)
+    )
+
+
+def turns_ended(seats: Sequence[Seat]) -> None:
+    """These seats moved, were dropped, or their game ended (`services.deadlines_set`): their
+    reminders are not needed any more."""
+    if seats:
+        Reminder.objects.filter(seat__in=[seat.pk for seat in seats]).delete()
 
 
 def games_ended(games: Sequence[Game], seats: Sequence[Seat]) -> None:
-    """These games are over (finished or aborted): no more reminders, a mail to every person.
-    `seats` are theirs, with each user's profile and email preferences."""
+    """These games are over (finished or aborted): a mail to every person. `seats` are theirs,
+    with each user's profile and email preferences."""
     if not games:
         return
     by_id = {game.pk: game for game in games}
-    Reminder.objects.filter(seat__game_id__in=by_id).delete()
     rows = [
         row
         for seat in seats

@@ -394,9 +394,9 @@ def _games_end(endings: Sequence[Ending]) -> None:
         game.version += 1
         for seat in ending.seats:
             seat.place = ending.places[seat.index] if ending.places is not None else None
-            seat.deadline = None
             seat.finished_at = ending.at
-    _rows_update([s for e in endings for s in e.seats], ["place", "deadline", "finished_at"])
+    _rows_update([s for e in endings for s in e.seats], ["place", "finished_at"])
+    deadlines_set([(e.game, seat, None) for e in endings for seat in e.seats])
     archive.results_count([(e.game, e.seats) for e in endings])
     notifications.games_ended([e.game for e in endings], [s for e in endings for s in e.seats])
 
@@ -444,6 +444,7 @@ def _set_deadlines(game: Game, engine: Engine) -> None:
     to_move = set(engine.to_move(game.state))
     duration = game.clock_duration
     now = clock.now()
+    changes: list[tuple[Game, Seat, datetime | None]] = []
     for seat in game.seats.all():
         if seat.index not in to_move:
             deadline = None
@@ -451,13 +452,67 @@ def _set_deadlines(game: Game, engine: Engine) -> None:
             deadline = seat.deadline
         else:
             deadline = now + duration if duration else None
-        if deadline != seat.deadline:
-            seat.deadline = deadline
-            seat.save(update_fields=["deadline"])
-            if deadline is None:
-                notifications.turn_ended(seat=seat)
-            else:
-                notifications.turn_started(game=game, seat=seat)
+        changes.append((game, seat, deadline))
+    deadlines_set(changes)
+
+
+# --- deadlines -------------------------------------------------------------------------------
+
+
+def deadlines_set(changes: Sequence[tuple[Game, Seat, datetime | None]]) -> None:
+    """The one write of `Seat.deadline`: each (game, seat, deadline) gives the seat a deadline
+    (its turn starts), moves it, or takes it away (None: its turn is over). Whatever sets or
+    moves a deadline (a turn, the end of a game, the admin, and later a vacation or a time bank)
+    goes through here, so that the seat's reminder stays due at the deadline minus a fifth of
+    the clock (`notifications.reminder_time`); a turn that starts also gets its "your turn"
+    mail. Seats whose deadline does not change are left alone; the others are changed in memory
+    too. The caller holds the games' locks (`seat_deadline_move` takes it, for a caller outside
+    a transaction)."""
+    started: list[tuple[Game, Seat]] = []
+    moved: list[tuple[Game, Seat]] = []
+    ended: list[Seat] = []
+    for game, seat, deadline in changes:
+        if deadline == seat.deadline:
+            continue
+        if deadline is None:
+            ended.append(seat)
+        elif seat.deadline is None:
+            started.append((game, seat))
+        else:
+            moved.append((game, seat))
+        seat.deadline = deadline
+    _rows_update([*ended, *(s for _, s in started), *(s for _, s in moved)], ["deadline"])
+    notifications.turns_ended(ended)
+    for game, seat in moved:
+        notifications.deadline_moved(game=game, seat=seat)
+    for game, seat in started:
+        notifications.turn_started(game=game, seat=seat)
+
+
+def deadline_move_check(*, game: Game, seat: Seat | None, deadline: datetime | None) -> None:
+    """Refuse (GameError) to move a deadline that cannot move: only a seat to move in a running
+    game has one, and it keeps one."""
+    if game.status != Game.Status.ACTIVE:
+        raise GameError("The game is not running: none of its seats has a deadline to move.")
+    if seat is None:
+        raise GameError("There is no such seat in this game.")
+    if seat.deadline is None:
+        raise GameError("Only a seat to move has a deadline, and this seat is not to move.")
+    if deadline is None:
+        raise GameError("A seat to move needs a deadline: give it a new time instead of none.")
+
+
+def seat_deadline_move(*, game_id: int, seat_index: int, deadline: datetime) -> Seat:
+    """Move the deadline of a seat to move, earlier or later, under the game's lock; its
+    reminder follows (`deadlines_set`). A deadline already past times the seat out at the next
+    sweep."""
+    with transaction.atomic():
+        game = _locked(game_id)
+        seat = game.seats.filter(index=seat_index).first()
+        deadline_move_check(game=game, seat=seat, deadline=deadline)
+        assert seat is not None
+        deadlines_set([(game, seat, deadline)])
+    return seat
 
 
 _queue_bot_turns: ContextVar[bool] = ContextVar("queue_bot_turns", default=True)

@@ -3,6 +3,7 @@ the sweep on PostgreSQL."""
 
 from __future__ import annotations
 
+import ast
 import random
 import threading
 import time
@@ -10,12 +11,14 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 import time_machine
+from django.core import mail
 from django.db import connection, connections
 from django.urls import reverse
 
 from games import notifications, services, sweeps
-from games.models import Game, Move, Reminder, Seat
+from games.models import Game, Move, Outbox, Reminder, Seat
 from tests.worker_fixtures import (
+    BASE_DIR,
     Queued,
     legal_move,
     make_game,
@@ -115,6 +118,147 @@ def test_the_poll_marks_a_signed_in_player_as_watching(client) -> None:  # type:
     assert client.get(url, HTTP_HX_REQUEST="true").status_code == 204
     assert notifications.is_watching(game_id=game.pk, user_id=player.pk)
     assert not notifications.is_watching(game_id=game.pk, user_id=player_at(game, 1).pk)
+
+
+# --- deadlines that move ---------------------------------------------------------------------
+
+CLOCK = timedelta(days=3)
+
+
+def _reminder_due(game: Game) -> datetime:
+    (reminder,) = Reminder.objects.filter(seat__game=game)
+    return reminder.due
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("by", [timedelta(days=2), -timedelta(days=1, hours=12)])
+def test_a_deadline_moved_later_or_earlier_takes_its_reminder_along(
+    by: timedelta, queued: Queued, django_capture_on_commit_callbacks
+) -> None:
+    with time_machine.travel(START, tick=False):
+        game = make_game(make_player(), make_player())
+    seat = Seat.objects.get(game=game, deadline__isnull=False)
+    old_due = START + CLOCK * 4 / 5
+    assert _reminder_due(game) == old_due
+    deadline = START + CLOCK + by
+    with time_machine.travel(START + timedelta(hours=1), tick=False):
+        services.seat_deadline_move(game_id=game.pk, seat_index=seat.index, deadline=deadline)
+    seat.refresh_from_db()
+    assert seat.deadline == deadline
+    due = deadline - CLOCK / 5
+    assert _reminder_due(game) == due
+    # Nothing before the new time; moved later, nothing at the old time either.
+    for at in [due - timedelta(seconds=1)] + ([old_due] if old_due < due else []):
+        with time_machine.travel(at, tick=False):
+            assert sweeps.reminders_sweep() == 0
+    with time_machine.travel(due, tick=False), django_capture_on_commit_callbacks(execute=True):
+        assert sweeps.reminders_sweep() == 1  # before the new deadline, with a fifth left
+        assert sweeps.deadlines_sweep() == 0
+    (row,) = Outbox.objects.filter(kind="reminder")
+    assert row.pk in queued.mails
+    with time_machine.travel(due, tick=False):
+        assert notifications.outbox_send(outbox_id=row.pk) == "sent"
+    assert "14:24:00 left" in mail.outbox[-1].body  # a fifth of 3 days
+    with time_machine.travel(deadline, tick=False):
+        assert sweeps.deadlines_sweep() == 1  # and the seat runs out at the new deadline
+
+
+@pytest.mark.django_db
+def test_only_a_seat_to_move_has_a_deadline_to_move() -> None:
+    game = make_game(make_player(), make_player())
+    mover = to_move(game)
+    later = datetime.now(UTC) + timedelta(days=5)
+    with pytest.raises(services.GameError, match="this seat is not to move"):
+        services.seat_deadline_move(game_id=game.pk, seat_index=1 - mover, deadline=later)
+    with pytest.raises(services.GameError, match="no such seat"):
+        services.seat_deadline_move(game_id=game.pk, seat_index=7, deadline=later)
+    services.game_resign(game_id=game.pk, user=player_at(game, 0))
+    with pytest.raises(services.GameError, match="not running"):
+        services.seat_deadline_move(game_id=game.pk, seat_index=mover, deadline=later)
+    assert not Seat.objects.filter(game=game, deadline__isnull=False).exists()
+    assert not Reminder.objects.exists()
+
+
+def _seat_form(seat: Seat, deadline: datetime | None) -> dict[str, str]:
+    """The admin's change form of a seat as a person sends it, with another deadline."""
+
+    def split(name: str, value: datetime | None) -> dict[str, str]:
+        if value is None:
+            return {f"{name}_0": "", f"{name}_1": ""}
+        return {f"{name}_0": value.strftime("%Y-%m-%d"), f"{name}_1": value.strftime("%H:%M:%S")}
+
+    return {
+        "game": str(seat.game_id),
+        "index": str(seat.index),
+        "user": str(seat.user_id or ""),
+        "bot": seat.bot,
+        "place": "",
+        **split("deadline", deadline),
+        **split("joined_at", seat.joined_at),
+        **split("ready_at", seat.ready_at),
+        **split("finished_at", seat.finished_at),
+    }
+
+
+@pytest.mark.django_db
+def test_the_admin_moves_a_deadline_and_its_reminder_follows(admin_client) -> None:  # type: ignore[no-untyped-def]
+    with time_machine.travel(START, tick=False):
+        game = make_game(make_player(), make_player())
+    seat = Seat.objects.get(game=game, deadline__isnull=False)
+    url = reverse("admin:games_seat_change", args=[seat.pk])
+    page = admin_client.get(url).content.decode()
+    assert 'name="deadline_0"' in page
+    for deadline in (START + CLOCK + timedelta(days=4), START + timedelta(days=1)):
+        response = admin_client.post(url, _seat_form(seat, deadline))
+        assert response.status_code == 302, response.content.decode()
+        seat.refresh_from_db()
+        assert seat.deadline == deadline
+        assert _reminder_due(game) == deadline - CLOCK / 5
+    # A seat to move keeps a deadline; a seat not to move gets none. Nothing changes.
+    response = admin_client.post(url, _seat_form(seat, None))
+    assert response.status_code == 200
+    assert "A seat to move needs a deadline" in response.content.decode()
+    waiting = Seat.objects.get(game=game, deadline__isnull=True)
+    response = admin_client.post(
+        reverse("admin:games_seat_change", args=[waiting.pk]), _seat_form(waiting, START)
+    )
+    assert response.status_code == 200
+    assert "this seat is not to move" in response.content.decode()
+    assert list(Seat.objects.filter(game=game).values_list("deadline", flat=True)) in (
+        [seat.deadline, None],
+        [None, seat.deadline],
+    )
+    assert _reminder_due(game) == START + timedelta(days=1) - CLOCK / 5
+    # The game's page shows the seats' deadlines, but they move only on the seat's page.
+    page = admin_client.get(reverse("admin:games_game_change", args=[game.pk])).content.decode()
+    assert "seats-0-index" in page and "seats-0-deadline" not in page
+
+
+def test_only_deadlines_set_writes_a_seat_deadline() -> None:
+    """Everything that sets a deadline goes through services.deadlines_set, which keeps the
+    reminder in step: no other code assigns `.deadline` or updates it in bulk."""
+    writers = []
+    for path in sorted((BASE_DIR / "games").rglob("*.py")):
+        if "migrations" in path.parts:
+            continue
+        tree = ast.parse(path.read_text())
+        for function in ast.walk(tree):
+            if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for node in ast.walk(function):
+                assigned = isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign) and any(
+                    isinstance(t, ast.Attribute) and t.attr == "deadline"
+                    for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                )
+                updated = (
+                    isinstance(node, ast.Call)
+                    and any(k.arg == "deadline" for k in node.keywords)
+                    and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "update"
+                )
+                if assigned or updated:
+                    writers.append(f"{path.relative_to(BASE_DIR)}:{function.name}")
+    assert writers == ["games/services.py:deadlines_set"]
 
 
 # --- races on PostgreSQL, with real threads and their own connections -------------------------
