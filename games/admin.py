@@ -116,6 +116,7 @@ class OutboxAdmin(admin.ModelAdmin):
         "ply",
         "status",
         "attempts",
+        "next_try_at",
         "created_at",
         "sent_at",
     ]
@@ -136,7 +137,7 @@ class OutboxAdmin(admin.ModelAdmin):
         "attempts",
         "note",
         "created_at",
-        "queued_at",
+        "next_try_at",
         "sent_at",
     ]
     actions = ["resend"]

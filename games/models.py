@@ -253,7 +253,13 @@ class Reminder(models.Model):
 
 class Outbox(models.Model):
     """One mail, sent at most once: the unique key (game, seat, ply, kind) for a game's mails,
-    (user, day) for a digest, means a task that runs twice finds the row already there."""
+    (user, day) for a digest, means a task that runs twice finds the row already there.
+
+    The outbox is the queue: a pending row says when it is next due (`next_try_at`), and the
+    sweep queues every pending row whose time has come. A task is queued at once when a row is
+    made; its time is then a short grace later, after which the task counts as lost (see
+    `notifications.task_grace`). A send that failed waits out its backoff, and a "your turn"
+    mail held while the player has the game open waits until they leave, in the same column."""
 
     class Kind(models.TextChoices):
         YOUR_TURN = "your_turn", "your turn"
@@ -281,9 +287,8 @@ class Outbox(models.Model):
     attempts = models.PositiveSmallIntegerField(default=0)
     note = models.TextField(blank=True)  # the last error, or why it was not sent
     created_at = models.DateTimeField(default=timezone.now)
-    # When a task for it was last queued or tried: the sweep requeues a pending mail only when
-    # nothing has happened to it for a while, so retries in backoff are not doubled.
-    queued_at = models.DateTimeField(default=timezone.now)
+    # A pending mail's next try: the sweep queues it once this time has come.
+    next_try_at = models.DateTimeField(default=timezone.now)
     sent_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -300,8 +305,8 @@ class Outbox(models.Model):
         ]
         indexes = [
             models.Index(
-                fields=["queued_at"],
-                name="outbox_pending",
+                fields=["next_try_at"],
+                name="outbox_pending_next_try",
                 condition=models.Q(status="pending"),
             ),
             models.Index(fields=["-created_at"], name="outbox_created"),

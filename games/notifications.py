@@ -3,15 +3,19 @@
 Rows are made inside a service's transaction, under the game's lock, and a task queued on commit
 sends them: a move that rolls back leaves no row and queues nothing. The unique key of a row
 (game, seat, ply, kind; user and day for a digest) makes a second task for the same mail find it
-there; the row's lock, held while sending, makes two tasks at once send it once. The sweep
-requeues a pending row whose task was lost (worker killed, broker restarted)."""
+there; the row's lock, held while sending, makes two tasks at once send it once.
+
+The outbox is the queue, not the broker: a pending row holds when it is next due
+(`Outbox.next_try_at`) and the sweep queues the rows whose time has come. That one column covers
+a task that was lost (the broker down at commit, a worker killed: due again `task_grace()` after
+it was queued, about a minute), a send that failed (due again after its backoff), and a "your
+turn" mail held while the player has the game open (due again when they leave)."""
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections.abc import Iterable, Sequence
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from smtplib import SMTPException
 from typing import Any
 
@@ -27,7 +31,7 @@ from django.urls import reverse
 
 from . import clock
 from .engines import is_race
-from .models import EmailPreferences, Game, Outbox, Reminder, Seat
+from .models import EmailPreferences, Game, Move, Outbox, Reminder, Seat
 from .ui import out_of_time
 
 logger = logging.getLogger(__name__)
@@ -36,8 +40,13 @@ User = get_user_model()
 # The game page polls every 3 seconds; a player counts as watching for a little longer.
 WATCHING_SECONDS = 10
 UNSUBSCRIBE_SALT = "mazesite.notifications.unsubscribe"
-# What a mail server or the network raises; the task retries these with backoff.
+# What a mail server or the network raises; the mail is tried again after a backoff.
 SEND_ERRORS: tuple[type[Exception], ...] = (SMTPException, OSError)
+# Tries of a mail the server refuses: again after 30 s, 1, 2, 4 and 8 minutes, then failed.
+MAX_ATTEMPTS = 6
+RETRY_BACKOFF = timedelta(seconds=30)
+# A queued mail task that has not settled its row within this many sweeps was lost.
+TASK_GRACE_SWEEPS = 4
 # A reminder goes out when this share of the clock is left.
 REMINDER_SHARE = 5
 
@@ -64,19 +73,27 @@ def _watching_key(game_id: int, user_id: int) -> str:
 
 
 def watching_mark(*, game_id: int, user_id: int) -> None:
-    """The player has the game open (its page polled just now): no "your turn" mail for now."""
+    """The player has the game open (its page polled just now): their "your turn" mail waits
+    until they leave. The mark keeps the time of the poll, and the clock decides when it is
+    over; the cache only forgets it a while later."""
     try:
-        cache.set(_watching_key(game_id, user_id), True, WATCHING_SECONDS)
+        cache.set(_watching_key(game_id, user_id), clock.now().timestamp(), 6 * WATCHING_SECONDS)
     except Exception:  # noqa: BLE001 - a cache outage must not break the page
         logger.warning("could not mark game %s as watched", game_id, exc_info=True)
 
 
-def is_watching(*, game_id: int, user_id: int) -> bool:
+def watching_until(*, game_id: int, user_id: int) -> datetime | None:
+    """Until when the player counts as having the game open (WATCHING_SECONDS after its page
+    last polled), or None if they do not."""
     try:
-        return bool(cache.get(_watching_key(game_id, user_id)))
+        polled = cache.get(_watching_key(game_id, user_id))
     except Exception:  # noqa: BLE001 - without the cache, better a mail too many than none
         logger.warning("could not read whether game %s is watched", game_id, exc_info=True)
-        return False
+        return None
+    if not isinstance(polled, int | float):
+        return None
+    until = datetime.fromtimestamp(polled, UTC) + timedelta(seconds=WATCHING_SECONDS)
+    return until if until > clock.now() else None
 
 
 # --- preferences and addresses ---------------------------------------------------------------
@@ -259,8 +276,9 @@ def _mail_rows(
     *, game: Game, people: Sequence[tuple[Seat, Any]], kind: str, ply: int
 ) -> list[Outbox]:
     """An outbox row, not saved, for each (seat, user) who wants this mail."""
+    lost_at = clock.now() + task_grace()
     return [
-        Outbox(game=game, seat=seat.index, ply=ply, kind=kind, user=user)
+        Outbox(game=game, seat=seat.index, ply=ply, kind=kind, user=user, next_try_at=lost_at)
         for seat, user in people
         if user is not None
         and not seat.bot
@@ -287,12 +305,20 @@ def _mails_queue(rows: Sequence[Outbox]) -> None:
     _send_on_commit(row.pk for row in created)
 
 
+def task_grace() -> timedelta:
+    """How long after its task was queued a pending mail counts as lost and is queued again:
+    TASK_GRACE_SWEEPS sweeps (a minute at the default 15 s). A task runs within seconds, so a
+    mail whose queueing was lost (the broker down at commit, a worker killed) goes out within a
+    minute or two; a second task for a mail that was only slow finds it sent, or locked."""
+    return timedelta(seconds=TASK_GRACE_SWEEPS * settings.SWEEP_INTERVAL_SECONDS)
+
+
 def _send_on_commit(outbox_ids: Iterable[int]) -> None:
+    """Queue a task for each of these rows on commit; their `next_try_at` is `task_grace()`
+    later, for the sweep to find them if the task never comes."""
     from . import tasks
 
-    for pk in outbox_ids:
-        # robust: a broker that is down must not fail the move; the sweep requeues the mail.
-        transaction.on_commit(functools.partial(tasks.mail_send.delay, pk), robust=True)
+    tasks.queue_on_commit(tasks.mail_send, [(pk,) for pk in outbox_ids])
 
 
 # --- digests ---------------------------------------------------------------------------------
@@ -314,7 +340,12 @@ def digest_queue_all(*, day: date | None = None) -> int:
         for user in User.objects.select_related("profile").filter(pk__in=user_ids):
             if not verified_address(user):
                 continue
-            row, was_created = Outbox.objects.get_or_create(kind=Kind.DIGEST, user=user, day=day)
+            row, was_created = Outbox.objects.get_or_create(
+                kind=Kind.DIGEST,
+                user=user,
+                day=day,
+                defaults={"next_try_at": clock.now() + task_grace()},
+            )
             if was_created:
                 created.append(row.pk)
         _send_on_commit(created)
@@ -333,11 +364,13 @@ def _digest_seats(user_id: int) -> list[Seat]:
 # --- sending ---------------------------------------------------------------------------------
 
 
-def outbox_send(*, outbox_id: int, last_attempt: bool = True) -> str | None:
+def outbox_send(*, outbox_id: int) -> str | None:
     """Send one outbox mail, unless it went out already or is not wanted any more. Returns the
-    row's new status, or None if there was nothing to do. A send error is recorded and raised
-    for the task to retry, except on the last attempt, which marks the mail failed."""
-    error: Exception | None = None
+    row's new status, or None if there was nothing to do (it is not pending, or another task
+    has it). A mail that cannot go out now stays pending with the time of its next try, for the
+    sweep: a "your turn" mail while the player has the game open is held until they leave; a
+    send error is recorded and tried again after a backoff, MAX_ATTEMPTS times at most (then
+    the mail is failed)."""
     with transaction.atomic():
         # Locked while sending: a second task for the same row skips it and, if the first one
         # dies, the lock goes with its connection and the row is still pending.
@@ -347,6 +380,12 @@ def outbox_send(*, outbox_id: int, last_attempt: bool = True) -> str | None:
         user = User.objects.select_related("profile", "email_preferences").get(pk=row.user_id)
         now = clock.now()
         reason = _not_wanted(row, user)
+        held_until = None if reason else _held_until(row)
+        if held_until is not None:
+            row.next_try_at = held_until
+            row.note = "held while the player has the game open"
+            row.save(update_fields=["next_try_at", "note"])
+            return row.status
         message = None if reason else _message(row, user)
         if message is None:
             row.status = Outbox.Status.SKIPPED
@@ -356,26 +395,25 @@ def outbox_send(*, outbox_id: int, last_attempt: bool = True) -> str | None:
         row.to_email = message.to[0]
         row.subject = message.subject[:200]
         row.attempts += 1
-        row.queued_at = now
         try:
             message.send()
         except SEND_ERRORS as exc:
-            error = exc
             row.note = f"{type(exc).__name__}: {exc}"[:2000]
-            if last_attempt:
+            if row.attempts >= MAX_ATTEMPTS:
                 row.status = Outbox.Status.FAILED
+            else:
+                row.next_try_at = now + RETRY_BACKOFF * 2 ** (row.attempts - 1)
+            logger.warning("mail %s, try %s: %s", row.pk, row.attempts, row.note)
         else:
             row.status = Outbox.Status.SENT
             row.sent_at = now
             row.note = ""
         row.save()
-    if error is not None and not last_attempt:
-        raise error
     return row.status
 
 
 def _not_wanted(row: Outbox, user: Any) -> str:
-    """Why this mail should not go out now, or ""."""
+    """Why this mail should not go out at all, or ""."""
     if not verified_address(user):
         return "no verified address"
     if not wants(preferences_for(user), row.kind):
@@ -388,11 +426,22 @@ def _not_wanted(row: Outbox, user: Any) -> str:
         )
         if seat is None or seat.game.status != Game.Status.ACTIVE:
             return "the game is over"
-        if seat.user_id != user.pk or seat.deadline is None:
+        # The turn this mail is about is the one that started at the row's ply; a seat that has
+        # moved since may be to move again, in a later turn with a mail of its own.
+        if (
+            seat.user_id != user.pk
+            or seat.deadline is None
+            or Move.objects.filter(game_id=seat.game_id, seat=seat.index, ply__gt=row.ply).exists()
+        ):
             return "the seat has moved since"
-        if row.kind == Kind.YOUR_TURN and is_watching(game_id=seat.game_id, user_id=user.pk):
-            return "the player had the game open"
     return ""
+
+
+def _held_until(row: Outbox) -> datetime | None:
+    """Until when a "your turn" mail waits because the player has the game open, or None."""
+    if row.kind != Kind.YOUR_TURN or row.game_id is None:
+        return None
+    return watching_until(game_id=row.game_id, user_id=row.user_id)
 
 
 def _message(row: Outbox, user: Any) -> EmailMultiAlternatives | None:
@@ -513,22 +562,30 @@ def outbox_resend(*, outbox_ids: Iterable[int]) -> int:
             .values_list("pk", flat=True)
         )
         Outbox.objects.filter(pk__in=ids).update(
-            status=Outbox.Status.PENDING, attempts=0, note="", queued_at=clock.now()
+            status=Outbox.Status.PENDING,
+            attempts=0,
+            note="",
+            next_try_at=clock.now() + task_grace(),
         )
         _send_on_commit(ids)
     return len(ids)
 
 
-def outbox_requeue_stuck(*, now: datetime, quiet_for: timedelta, limit: int = 500) -> int:
-    """Queue again the pending mails nothing has happened to for `quiet_for` (longer than the
-    longest retry backoff): their task was lost."""
+def due_mails(now: datetime) -> QuerySet[Outbox]:
+    """Pending mails whose next try has come, earliest first (a range scan of the partial
+    index `outbox_pending_next_try`)."""
+    return Outbox.objects.filter(status=Outbox.Status.PENDING, next_try_at__lte=now).order_by(
+        "next_try_at"
+    )
+
+
+def outbox_queue_due(*, now: datetime, limit: int = 500) -> int:
+    """Queue a task for each pending mail whose next try has come (for the sweep), and give it
+    `task_grace()` to run. A mail that another task is sending (its row locked) is skipped."""
     with transaction.atomic():
         ids = list(
-            Outbox.objects.select_for_update(skip_locked=True)
-            .filter(status=Outbox.Status.PENDING, queued_at__lte=now - quiet_for)
-            .order_by("queued_at")
-            .values_list("pk", flat=True)[:limit]
+            due_mails(now).select_for_update(skip_locked=True).values_list("pk", flat=True)[:limit]
         )
-        Outbox.objects.filter(pk__in=ids).update(queued_at=now)
+        Outbox.objects.filter(pk__in=ids).update(next_try_at=now + task_grace())
         _send_on_commit(ids)
     return len(ids)

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Protocol
 
 from django.contrib.auth.models import User
 from django.db import connections, router, transaction
@@ -538,14 +538,5 @@ def _after_commit(game: Game) -> None:
     engine = _engine(game.kind)
     to_move = set(engine.to_move(game.state))
     if game.seats.filter(index__in=to_move).exclude(bot="").exists():
-        game_id, ply = game.pk, game.ply
-        transaction.on_commit(lambda: _enqueue(tasks.bot_turn, game_id, ply))
-
-
-def _enqueue(task: Any, *args: Any) -> None:
-    """Queue a task after commit. The move is already stored: a broker that is down must not
-    turn it into an error for the player, and the sweep picks up what was not queued."""
-    try:
-        task.delay(*args)
-    except Exception:
-        logger.exception("could not queue %s%r; the sweep will pick it up", task.name, args)
+        # A broker that is down is logged, not raised: the sweep picks up the lost bot turn.
+        tasks.queue_on_commit(tasks.bot_turn, [(game.pk, game.ply)])

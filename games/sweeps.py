@@ -1,5 +1,5 @@
 """What has fallen due: expired deadlines, due reminders, bot turns whose task was lost, mails
-whose task was lost. The beat runs `sweep()` every SWEEP_INTERVAL_SECONDS.
+whose next try has come. The beat runs `sweep()` every SWEEP_INTERVAL_SECONDS.
 
 Any number of sweeps may run at once. Each claims games in small batches with
 `FOR UPDATE OF game SKIP LOCKED`, the lock a move takes, so two sweeps never wait for each other
@@ -27,8 +27,6 @@ BATCH_SIZE = 50
 MAX_BATCHES = 200  # at most 10,000 rows a sweep; the next sweep goes on
 # A bot answers within seconds; one whose turn started this long ago lost its task.
 BOT_GRACE = timedelta(seconds=60)
-# Longer than the longest retry backoff of a mail (see tasks.mail_send).
-MAIL_QUIET_FOR = timedelta(minutes=15)
 
 
 @dataclass
@@ -194,4 +192,6 @@ def races_sweep(*, limit: int = BATCH_SIZE * MAX_BATCHES) -> int:
 
 
 def mails_sweep() -> int:
-    return notifications.outbox_requeue_stuck(now=clock.now(), quiet_for=MAIL_QUIET_FOR)
+    """Queue every pending mail whose next try has come: its task was lost, its backoff after
+    a failed send is over, or the player it was held for has left the game."""
+    return notifications.outbox_queue_due(now=clock.now())

@@ -113,11 +113,16 @@ def test_the_poll_marks_a_signed_in_player_as_watching(client) -> None:  # type:
     player = player_at(game, 0)
     url = reverse("game", args=[game.pk]) + f"?since={game.version}"
     client.get(url, HTTP_HX_REQUEST="true")
-    assert not notifications.is_watching(game_id=game.pk, user_id=player.pk)
+    assert notifications.watching_until(game_id=game.pk, user_id=player.pk) is None
     client.force_login(player)
-    assert client.get(url, HTTP_HX_REQUEST="true").status_code == 204
-    assert notifications.is_watching(game_id=game.pk, user_id=player.pk)
-    assert not notifications.is_watching(game_id=game.pk, user_id=player_at(game, 1).pk)
+    with time_machine.travel(START, tick=False):
+        assert client.get(url, HTTP_HX_REQUEST="true").status_code == 204
+        until = START + timedelta(seconds=notifications.WATCHING_SECONDS)
+        assert notifications.watching_until(game_id=game.pk, user_id=player.pk) == until
+        other = player_at(game, 1).pk
+        assert notifications.watching_until(game_id=game.pk, user_id=other) is None
+    with time_machine.travel(until, tick=False):  # the page stopped polling: they left
+        assert notifications.watching_until(game_id=game.pk, user_id=player.pk) is None
 
 
 # --- deadlines that move ---------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """Mails: who gets which, the outbox that sends each once, the message itself, preferences,
-the digest, unsubscribing without signing in, and the admin's resend."""
+the digest, unsubscribing without signing in, and the admin's resend; a mail held while the
+player has the game open, retries, and a broker that is down when a move commits."""
 
 from __future__ import annotations
 
@@ -14,11 +15,12 @@ from django.db import transaction
 from django.test import Client
 from django.urls import reverse
 
-from games import notifications, services, sweeps, tasks
+from games import notifications, services, sweeps
 from games.guests import guest_create
 from games.models import EmailPreferences, Game, Outbox
 from tests.worker_fixtures import (
     Queued,
+    broker_unreachable,
     legal_move,
     make_game,
     make_player,
@@ -106,14 +108,76 @@ def test_a_your_turn_mail_has_text_html_a_link_and_one_click_unsubscribe(setting
     assert row.sent_at == START and row.subject == message.subject
 
 
+WATCHING = timedelta(seconds=notifications.WATCHING_SECONDS)
+
+
 @pytest.mark.django_db
-def test_no_your_turn_mail_while_the_player_has_the_game_open() -> None:
-    game = make_game(make_player(), make_player())
-    (row,) = Outbox.objects.all()
-    notifications.watching_mark(game_id=game.pk, user_id=row.user_id)
-    assert notifications.outbox_send(outbox_id=row.pk) == "skipped"
+def test_a_your_turn_mail_held_while_the_player_has_the_game_open_goes_out_when_they_leave(
+    queued: Queued, django_capture_on_commit_callbacks
+) -> None:
+    with time_machine.travel(START, tick=False):
+        game = make_game(make_player(), make_player())
+        (row,) = Outbox.objects.all()
+        notifications.watching_mark(game_id=game.pk, user_id=row.user_id)  # the page polls
+        assert notifications.outbox_send(outbox_id=row.pk) == "pending"
     row.refresh_from_db()
-    assert row.note == "the player had the game open" and not mail.outbox
+    assert (row.status, row.next_try_at, row.attempts) == ("pending", START + WATCHING, 0)
+    assert row.note == "held while the player has the game open" and not mail.outbox
+    queued.clear()
+    with time_machine.travel(START + WATCHING - timedelta(seconds=1), tick=False):
+        assert sweeps.mails_sweep() == 0
+        notifications.watching_mark(game_id=game.pk, user_id=row.user_id)  # still there
+    # The sweep tries again when the window is over: the player is still there, so it waits.
+    with (
+        time_machine.travel(START + WATCHING, tick=False),
+        django_capture_on_commit_callbacks(execute=True),
+    ):
+        assert sweeps.mails_sweep() == 1
+    assert queued.mails == [row.pk]
+    with time_machine.travel(START + WATCHING, tick=False):
+        assert notifications.outbox_send(outbox_id=row.pk) == "pending"
+    row.refresh_from_db()
+    left = START + 2 * WATCHING - timedelta(seconds=1)  # a window after their last poll
+    assert row.next_try_at == left
+    # They left without moving, and it is still their turn: the mail goes out, once.
+    queued.clear()
+    with time_machine.travel(left, tick=False), django_capture_on_commit_callbacks(execute=True):
+        assert sweeps.mails_sweep() == 1
+    assert queued.mails == [row.pk]
+    with time_machine.travel(left, tick=False):
+        assert notifications.outbox_send(outbox_id=row.pk) == "sent"
+        assert notifications.outbox_send(outbox_id=row.pk) is None
+        assert sweeps.mails_sweep() == 0
+    (message,) = mail.outbox
+    assert message.to == [player_at(game, to_move(game)).email]
+    assert message.subject == f"Your move in Corn maze #{game.pk}"
+    row.refresh_from_db()
+    assert (row.status, row.attempts, row.note, row.sent_at) == ("sent", 1, "", left)
+
+
+@pytest.mark.django_db
+def test_a_held_your_turn_mail_is_not_sent_once_the_player_has_moved() -> None:
+    with time_machine.travel(START, tick=False):
+        game = make_game(make_player(), make_player())
+        first = to_move(game)
+        (held,) = Outbox.objects.all()
+        notifications.watching_mark(game_id=game.pk, user_id=held.user_id)
+        assert notifications.outbox_send(outbox_id=held.pk) == "pending"
+        # The player moves while the mail waits; the other moves too: it is their turn again.
+        play_one(game)
+        play_one(game)
+    assert to_move(game) == first
+    with time_machine.travel(START + WATCHING, tick=False):
+        # The held mail was for the turn they played: not sent. The new turn has its own.
+        assert notifications.outbox_send(outbox_id=held.pk) == "skipped"
+        held.refresh_from_db()
+        assert held.note == "the seat has moved since"
+        send_all()
+    mover = player_at(game, first)
+    assert [m.subject for m in mail.outbox if m.to == [mover.email]] == [
+        f"Your move in Corn maze #{game.pk}"
+    ]
+    assert Outbox.objects.get(user=mover, status="sent").ply == 2
 
 
 @pytest.mark.django_db
@@ -214,28 +278,39 @@ def test_the_daily_digest_replaces_your_turn_mails_and_goes_out_once_a_day(
 
 
 @pytest.mark.django_db
-def test_a_failing_mail_server_is_retried_then_marked_failed(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    make_game(make_player(), make_player())
+def test_a_failing_mail_server_is_tried_again_after_a_backoff_then_marked_failed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with time_machine.travel(START, tick=False):
+        make_game(make_player(), make_player())
     (row,) = Outbox.objects.all()
 
     def refuse(self, messages):  # type: ignore[no-untyped-def]
         raise SMTPServerDisconnected("the server went away")
 
     monkeypatch.setattr(EmailBackend, "send_messages", refuse)
-    with pytest.raises(SMTPServerDisconnected):
-        notifications.outbox_send(outbox_id=row.pk, last_attempt=False)
+    now = START
+    waits = []
+    for attempt in range(1, notifications.MAX_ATTEMPTS):
+        with time_machine.travel(now, tick=False):
+            assert notifications.outbox_send(outbox_id=row.pk) == "pending"
+        row.refresh_from_db()
+        assert (row.status, row.attempts) == ("pending", attempt)
+        assert "the server went away" in row.note
+        waits.append(row.next_try_at - now)
+        # The sweep leaves it alone until its backoff is over.
+        with time_machine.travel(row.next_try_at - timedelta(seconds=1), tick=False):
+            assert sweeps.mails_sweep() == 0
+        now = row.next_try_at
+        with time_machine.travel(now, tick=False):
+            assert sweeps.mails_sweep() == 1
+    assert waits == [timedelta(seconds=s) for s in (30, 60, 120, 240, 480)]
+    with time_machine.travel(now, tick=False):
+        assert notifications.outbox_send(outbox_id=row.pk) == "failed"
     row.refresh_from_db()
-    assert (row.status, row.attempts) == ("pending", 1)
-    assert "the server went away" in row.note
-    assert notifications.outbox_send(outbox_id=row.pk, last_attempt=True) == "failed"
-    row.refresh_from_db()
-    assert (row.status, row.attempts) == ("failed", 2)
-    # The task retries these errors with backoff, at most a few times.
-    task = tasks.mail_send
-    assert SMTPServerDisconnected.__mro__[1] in task.autoretry_for or any(
-        issubclass(SMTPServerDisconnected, e) for e in task.autoretry_for
-    )
-    assert task.retry_backoff and task.max_retries == 6 and task.acks_late
+    assert (row.status, row.attempts) == ("failed", notifications.MAX_ATTEMPTS)
+    with time_machine.travel(now + timedelta(days=1), tick=False):
+        assert sweeps.mails_sweep() == 0  # failed: only the admin sends it again
 
 
 @pytest.mark.django_db
@@ -257,6 +332,51 @@ def test_the_admin_sends_a_stuck_mail_again(
     assert (row.status, row.attempts, row.note) == ("pending", 0, "")
     assert queued.mails == [row.pk]
     assert notifications.outbox_send(outbox_id=row.pk) == "sent"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_with_the_broker_down_a_move_answers_and_its_mail_waits_for_the_sweep(
+    queued: Queued,
+) -> None:
+    game, other = (make_game(make_player(), make_player()) for _ in range(2))
+    Outbox.objects.update(status="sent")  # their first mails, before the broker went down
+    mover = to_move(game)
+    client = Client(raise_request_exception=False)
+    client.force_login(player_at(game, mover))
+    first, second = ("abcdefgh"[col] for col in legal_move(game)["shifts"])
+    queued.clear()
+    hooks_run: list[str] = []
+    with broker_unreachable():
+        response = client.post(
+            reverse("game_move", args=[game.pk]), {"ply": "0", "first": first, "second": second}
+        )
+        assert response.status_code == 302
+        # The hooks of a transaction after its mails' hook still run.
+        with transaction.atomic():
+            services.game_resign(game_id=other.pk, user=player_at(other, 0))
+            transaction.on_commit(lambda: hooks_run.append("after the mails"))
+        assert hooks_run == ["after the mails"]
+    game.refresh_from_db()
+    assert game.ply == 1
+    row = Outbox.objects.get(game=game, kind="your_turn", ply=1)
+    assert (row.status, row.attempts) == ("pending", 0)
+    over = Outbox.objects.filter(game=other, kind="game_over", status="pending")
+    assert over.count() == 2
+    assert queued.calls == []  # nothing reached the broker
+    # The broker is back. Within a minute the sweep finds each mail, and each goes once.
+    assert row.next_try_at - row.created_at <= timedelta(minutes=1)
+    with time_machine.travel(row.next_try_at - timedelta(seconds=1), tick=False):
+        assert sweeps.mails_sweep() == 0  # its task may still be on its way
+    with time_machine.travel(row.next_try_at, tick=False):
+        assert sweeps.mails_sweep() == 1
+    assert queued.mails == [row.pk]
+    assert notifications.outbox_send(outbox_id=row.pk) == "sent"
+    assert notifications.outbox_send(outbox_id=row.pk) is None
+    assert [m.to for m in mail.outbox] == [[player_at(game, 1 - mover).email]]
+    queued.clear()
+    with time_machine.travel(max(r.next_try_at for r in over), tick=False):
+        assert sweeps.mails_sweep() == 2
+    assert sorted(queued.mails) == sorted(r.pk for r in over)
 
 
 # --- the pages --------------------------------------------------------------------------------

@@ -1,22 +1,23 @@
 """A real Celery worker and beat (a subprocess, `celery -A mazesite worker --beat`) against the
 Redis on localhost, on this test's database, and a real SMTP server (aiosmtpd) in the test.
 Deadlines are put in the past directly; nothing is slept through but the worker's own
-one-second sweeps."""
+one-second sweeps, and "nothing more happened" is shown by sweeps that finished after it."""
 
 from __future__ import annotations
 
 import threading
-import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
+import time_machine
 from django.db import connections
 
-from games import services, tasks
+from games import services, sweeps, tasks
 from games.models import Game, Move, Outbox, Seat
 from tests.worker_fixtures import (
     Inbox,
     WorkerProcess,
+    broker_unreachable,
     make_game,
     make_player,
     play_one,
@@ -84,7 +85,7 @@ def test_the_worker_ends_a_game_whose_deadline_passed_and_mails_each_player_once
         timeout=30,
         what="every mail to be sent",
     )
-    time.sleep(3)  # three more sweeps: nothing more may arrive
+    celery_worker_process.wait_for_sweeps(3)  # nothing more arrives meanwhile
     messages = list(smtp_server.messages)
     assert sorted((m["To"], m["Subject"]) for m in messages) == sorted(
         [
@@ -137,22 +138,59 @@ def test_the_sweep_picks_up_a_bot_turn_whose_task_was_lost(
     assert Move.objects.filter(game=game, seat=1).count() == 1
 
 
-def test_the_sweep_sends_a_mail_whose_task_was_lost(
-    celery_worker_process: WorkerProcess,
-    smtp_server: Inbox,
-    monkeypatch: pytest.MonkeyPatch,
+def test_a_mail_whose_queueing_was_lost_with_the_broker_goes_out_once_it_is_back(
+    celery_worker_process: WorkerProcess, smtp_server: Inbox
 ) -> None:
-    with monkeypatch.context() as patch:
-        patch.setattr(tasks.mail_send, "delay", lambda *args: None)  # the task is lost
-        game = make_game(make_player("eve"), make_player("fay"))
-    (row,) = Outbox.objects.all()
-    time.sleep(2)
-    row.refresh_from_db()
-    assert row.status == "pending" and not smtp_server.messages
-    Outbox.objects.filter(pk=row.pk).update(queued_at=datetime.now(UTC) - timedelta(minutes=20))
-    (message,) = smtp_server.wait_for(1)
-    assert message["To"] == player_at(game, to_move(game)).email
-    wait_until(lambda: Outbox.objects.get(pk=row.pk).status == "sent", timeout=30, what="the row")
-    time.sleep(2)
-    assert len(smtp_server.messages) == 1
+    game = make_game(make_player("eve"), make_player("fay"))
+    smtp_server.wait_for(1)
+    with broker_unreachable():
+        play_one(game)  # committed; its mail could not be queued
+    row = Outbox.objects.get(game=game, ply=1)
+    assert row.status == "pending"  # and due again a minute after it was made
+    # The broker is back. When the mail's time comes, the sweep queues it for the worker.
+    with time_machine.travel(row.next_try_at, tick=False):
+        assert sweeps.mails_sweep() == 1
+    wait_until(
+        lambda: Outbox.objects.get(pk=row.pk).status == "sent",
+        timeout=30,
+        what=f"the mail\n{celery_worker_process.output()[-3000:]}",
+    )
+    celery_worker_process.wait_for_sweeps(2)
+    first, second = smtp_server.messages
+    assert second["To"] == player_at(game, to_move(game)).email != first["To"]
+    assert Outbox.objects.get(pk=row.pk).attempts == 1
+    connections.close_all()
+
+
+def test_mails_go_out_once_each_when_the_worker_is_killed_mid_send_and_started_again(
+    celery_worker_process: WorkerProcess, smtp_server: Inbox, settings
+) -> None:  # type: ignore[no-untyped-def]
+    settings.SWEEP_INTERVAL_SECONDS = 1  # as the worker's: a lost mail is due 4 s after
+    players = [make_player() for _ in range(16)]
+    # Whoever of the first two games' players moves first: the server holds their mail.
+    smtp_server.hold(*(p.email for p in players[:4]))
+    games = [make_game(a, b) for a, b in zip(players[::2], players[1::2], strict=True)]
+    assert Outbox.objects.count() == 8
+    wait_until(
+        lambda: len(smtp_server.held) == 2 and Outbox.objects.filter(status="sent").count() == 6,
+        timeout=60,
+        what=f"six mails sent and two held\n{celery_worker_process.output()[-3000:]}",
+    )
+    # Killed while it sends the two: the server has not accepted them, and nothing is stored.
+    celery_worker_process.kill()
+    smtp_server.release()
+    held = Outbox.objects.filter(user__email__in=smtp_server.held)
+    assert sorted(held.values_list("status", "attempts")) == [("pending", 0), ("pending", 0)]
+    assert len(smtp_server.messages) == 6
+    celery_worker_process.start()
+    wait_until(
+        lambda: Outbox.objects.filter(status="sent").count() == 8,
+        timeout=60,
+        what=f"every mail sent\n{celery_worker_process.output()[-3000:]}",
+    )
+    celery_worker_process.wait_for_sweeps(2)
+    assert sorted(m["To"] for m in smtp_server.messages) == sorted(
+        player_at(game, to_move(game)).email for game in games
+    )
+    assert set(Outbox.objects.values_list("status", "attempts")) == {("sent", 1)}
     connections.close_all()

@@ -3,19 +3,23 @@ of tests/conftest.py; test modules import the helpers by name."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import email
 import email.policy
 import itertools
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
 from email.message import EmailMessage
 from pathlib import Path
 from typing import Any
@@ -132,6 +136,29 @@ def queued() -> Iterator[Queued]:
     record.clear()
 
 
+@contextmanager
+def broker_unreachable() -> Iterator[None]:
+    """A broker that is down, for this process: its Celery app talks to a port where nothing
+    listens, on fresh connections; to the real broker again afterwards."""
+    from mazesite.celery import app
+
+    real = app.conf.broker_url
+    app.conf.broker_url = f"redis://127.0.0.1:{free_port()}/0"
+    _connections_drop(app)
+    try:
+        yield
+    finally:
+        app.conf.broker_url = real
+        _connections_drop(app)
+
+
+def _connections_drop(app: Any) -> None:
+    # What Celery itself resets after a fork: its pools of connections and producers, which
+    # are then taken again from kombu's pools for the broker URL of the moment.
+    app._pool = None
+    app.amqp._producer_pool = None
+
+
 # --- a real SMTP server -----------------------------------------------------------------------
 
 
@@ -147,8 +174,25 @@ class Inbox:
     def __init__(self) -> None:
         self.messages: list[EmailMessage] = []
         self.port = 0
+        self.held: list[str] = []
+        self._hold_for: set[str] = set()
+        self._released = threading.Event()
+
+    def hold(self, *addresses: str) -> None:
+        """The first message to each of these addresses gets no answer until `release()`, and
+        is then refused: a send cut off before the server accepted the mail."""
+        self._hold_for = set(addresses)
+
+    def release(self) -> None:
+        self._released.set()
 
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+        held = self._hold_for.intersection(envelope.rcpt_tos)
+        if held:
+            self._hold_for -= held
+            self.held.extend(held)
+            await asyncio.get_running_loop().run_in_executor(None, self._released.wait)
+            return "451 4.3.0 Not accepted, try again later"
         raw = envelope.original_content or envelope.content
         message = email.message_from_bytes(raw, policy=email.policy.default)
         assert isinstance(message, EmailMessage)
@@ -171,6 +215,7 @@ def smtp_server() -> Iterator[Inbox]:
     try:
         yield inbox
     finally:
+        inbox.release()
         controller.stop()
 
 
@@ -186,11 +231,98 @@ def text_and_html(message: EmailMessage) -> tuple[str, str]:
 
 @dataclass
 class WorkerProcess:
-    process: subprocess.Popen[bytes]
+    """`celery worker --beat` in a subprocess; it can be killed (-9) and started again."""
+
+    env: dict[str, str]
+    queue: str
+    folder: Path
     log: Path
+    process: subprocess.Popen[bytes] | None = None
+    starts: int = field(default=0)
 
     def output(self) -> str:
         return self.log.read_text(errors="replace")
+
+    def sweeps_done(self) -> int:
+        """How many sweeps the worker has finished, by its log."""
+        return sum(
+            "games.tasks.sweep_deadlines[" in line and " succeeded " in line
+            for line in self.output().splitlines()
+        )
+
+    def wait_for_sweeps(self, count: int) -> None:
+        """Wait until `count` more sweeps have finished: what they found due was queued."""
+        target = self.sweeps_done() + count
+        wait_until(lambda: self.sweeps_done() >= target, timeout=60, what=f"{count} sweeps")
+
+    def start(self) -> None:
+        """Start the worker and wait until it is ready."""
+        self.starts += 1
+        ready_before = self.output().count(" ready.") if self.log.exists() else 0
+        with self.log.open("ab") as out:
+            self.process = subprocess.Popen(
+                [
+                    str(Path(sys.executable).with_name("celery")),
+                    "-A",
+                    "mazesite",
+                    "worker",
+                    "--beat",
+                    f"--schedule={self.folder / f'beat-schedule-{self.starts}'}",
+                    "--pool=threads",
+                    "--concurrency=4",
+                    f"--queues={self.queue}",
+                    f"--hostname=clocks-{uuid.uuid4().hex[:8]}@%h",
+                    "--without-gossip",
+                    "--without-mingle",
+                    "--loglevel=INFO",
+                ],
+                env=self.env,
+                cwd=BASE_DIR,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        wait_until(
+            lambda: self.output().count(" ready.") > ready_before,
+            timeout=60,
+            what="the worker to start",
+        )
+
+    def kill(self) -> None:
+        """kill -9 the worker and the beat it runs, as a crash would: no task is finished, no
+        message acknowledged, no lock released but by the database noticing the lost
+        connection."""
+        assert self.process is not None
+        pids = [self.process.pid, *_children(self.process.pid)]
+        for pid in pids:
+            os.kill(pid, signal.SIGKILL)
+        self.process.wait(timeout=10)
+        self.process = None
+
+    def stop(self) -> None:
+        if self.process is None:
+            return
+        pids = _children(self.process.pid)
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=10)
+        schedule = f"--schedule={self.folder / f'beat-schedule-{self.starts}'}"
+        for pid in pids:  # the embedded beat, if it outlived the worker (and is still ours)
+            with suppress(OSError):
+                if schedule in Path(f"/proc/{pid}/cmdline").read_text().split("\0"):
+                    os.kill(pid, signal.SIGKILL)
+        self.process = None
+
+
+def _children(pid: int) -> list[int]:
+    """The processes `pid` started (Linux)."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*/children"):
+        with suppress(OSError):
+            found += [int(child) for child in task.read_text().split()]
+    return found
 
 
 def purge_queue(queue: str) -> None:
@@ -229,40 +361,12 @@ def celery_worker_process(
         DJANGO_SETTINGS_MODULE="mazesite.settings",
         LOG_LEVEL="INFO",
     )
-    log = tmp_path / "worker.log"
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            [
-                str(Path(sys.executable).with_name("celery")),
-                "-A",
-                "mazesite",
-                "worker",
-                "--beat",
-                f"--schedule={tmp_path / 'beat-schedule'}",
-                "--pool=threads",
-                "--concurrency=4",
-                f"--queues={queue}",
-                f"--hostname=clocks-{uuid.uuid4().hex[:8]}@%h",
-                "--without-gossip",
-                "--without-mingle",
-                "--loglevel=INFO",
-            ],
-            env=env,
-            cwd=BASE_DIR,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    worker = WorkerProcess(process=process, log=log)
+    worker = WorkerProcess(env=env, queue=queue, folder=tmp_path, log=tmp_path / "worker.log")
     try:
-        wait_until(lambda: " ready." in worker.output(), timeout=60, what="the worker to start")
+        worker.start()
         yield worker
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+        worker.stop()
         connection.close()
 
 
