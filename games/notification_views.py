@@ -1,5 +1,5 @@
 """The email settings page, the unsubscribe link every mail carries, and the mark that a player
-has a game open (so the worker does not mail them that it is their turn)."""
+has a game open (so the worker holds their "your turn" mail until they leave)."""
 
 from __future__ import annotations
 
