@@ -10,6 +10,8 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 # Two checkouts may test at once on one machine: give each its own database and queue names.
 TEST_QUEUE ?= mazesite-test
 PYTEST_ARGS ?=
+# make run PORT=8101
+PORT ?= 8000
 
 .PHONY: run test lint format install migrate worker clean
 
@@ -25,15 +27,11 @@ migrate: install
 	mkdir -p var
 	$(BIN)/python manage.py migrate --noinput
 
-# The site on http://127.0.0.1:8000 with a Celery worker and beat, on SQLite and a broker in
-# var/broker that needs no server. Mails go to this console.
-run: migrate
-	mkdir -p var/broker/processed
-	@echo "mazesite on http://127.0.0.1:8000 (Ctrl-C stops the site and its worker)"
-	@trap 'kill 0' INT TERM EXIT; \
-	$(BIN)/celery -A mazesite worker --beat --pool=solo --loglevel=INFO \
-	    --schedule=var/celerybeat-schedule & \
-	$(BIN)/python manage.py runserver 127.0.0.1:8000
+# The site on http://127.0.0.1:$(PORT) on SQLite, with an embedded Redis (from PyPI, on a unix
+# socket in var/), a Celery worker and a Celery beat, watched by mazesite/devstack.py: it
+# restarts a worker or beat that dies and stops everything on Ctrl-C. Mails go to this console.
+run: install
+	$(BIN)/python -m mazesite.devstack --port $(PORT)
 
 lint: install
 	$(BIN)/ruff check .

@@ -18,7 +18,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import QuerySet
 
-from . import clock, notifications, services
+from . import clock, health, notifications, services
 from .models import Clock, Game, Reminder, Seat
 
 logger = logging.getLogger(__name__)
@@ -53,6 +53,7 @@ def sweep() -> SweepReport:
             setattr(report, field.name, parts[field.name]())
         except Exception:
             logger.exception("the %s sweep failed; the next sweep tries again", field.name)
+    health.sweep_done()
     return report
 
 

@@ -1,9 +1,7 @@
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from django.db import connection
 from django.http import (
     Http404,
     HttpResponse,
@@ -12,10 +10,15 @@ from django.http import (
 )
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.response import TemplateResponse
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import (
+    require_GET,
+    require_http_methods,
+    require_POST,
+    require_safe,
+)
 from django_htmx.http import HttpResponseStopPolling
 
-from . import clock, notification_views, races, selectors, services
+from . import clock, health, notification_views, races, selectors, services
 from .engines import ENGINES, get_engine
 from .engines.base import JSON
 from .guests import player_for
@@ -303,20 +306,14 @@ def rules(request: HtmxHttpRequest, kind: str) -> HttpResponse:
     return render(request, f"rules/{kind}.html", {"kind": kind, "title": ENGINES[kind].TITLE})
 
 
-@require_GET
+@require_safe
 def healthz(request: HtmxHttpRequest) -> HttpResponse:
-    from mazesite.celery import app
-
-    problems = []
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
-    except Exception as exc:  # noqa: BLE001 - any failure means unhealthy
-        problems.append(f"database: {exc}")
-    try:
-        with app.connection_for_write() as conn:
-            conn.ensure_connection(max_retries=1, timeout=2)
-    except Exception as exc:  # noqa: BLE001
-        problems.append(f"broker: {exc}")
-    body = json.dumps({"ok": not problems, "problems": problems})
-    return HttpResponse(body, status=503 if problems else 200, content_type="application/json")
+    """200 while the database and the broker answer and a worker and the sweep have run lately
+    (games/health.py); 503 naming each part that fails. HEAD answers the same, without a body."""
+    failing = health.problems()
+    body = {
+        "ok": not failing,
+        "failing": list(failing),
+        "problems": [f"{part}: {why}" for part, why in failing.items()],
+    }
+    return JsonResponse(body, status=503 if failing else 200)

@@ -106,8 +106,15 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
         server_side_binding=True, prepare_threshold=5
     )
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # Web server, worker and beat share the file: wait for a lock instead of failing.
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
+    # The web server, the worker's threads and the beat share the file. WAL lets readers go on
+    # while one writer writes; IMMEDIATE takes the write lock when a transaction begins, so a
+    # second writer waits for it (up to `timeout` seconds) instead of failing with "database is
+    # locked" when a transaction that began by reading wants to write.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        timeout=20,
+        transaction_mode="IMMEDIATE",
+        init_command="PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    )
     # An index's INCLUDE columns (PostgreSQL's index-only scans) are left out on SQLite.
     SILENCED_SYSTEM_CHECKS = ["models.W040"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -154,26 +161,23 @@ EMAIL_BACKEND = env_str(
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "mazesite <noreply@mazesite.localhost>")
 SERVER_EMAIL = DEFAULT_FROM_EMAIL
 
-# Celery: Redis when REDIS_URL is set, otherwise a broker on the local file system that needs no
-# server, so that `make run` works on a bare machine.
-REDIS_URL = os.environ.get("REDIS_URL", "")
-if REDIS_URL:
-    CELERY_BROKER_URL = REDIS_URL
-    CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {"visibility_timeout": 3600}
-else:
-    _broker_dir = VAR_DIR / "broker"
-    for _folder in ("processed", "control"):
-        (_broker_dir / _folder).mkdir(parents=True, exist_ok=True)
-    CELERY_BROKER_URL = "filesystem://"
-    CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "data_folder_in": str(_broker_dir),
-        "data_folder_out": str(_broker_dir),
-        "processed_folder": str(_broker_dir / "processed"),
-        "control_folder": str(_broker_dir / "control"),
-        "store_processed": False,
-        # A live race's bot steps are queued a few hundred milliseconds apart.
-        "polling_interval": 0.1,
-    }
+# Redis: the Celery broker, the cache and the health marks. Production sets REDIS_URL
+# (`redis://host:6379/0`, or `unix:///path/to/redis.sock`); `make run` starts an embedded Redis
+# server on a unix socket in var/ (mazesite/devstack.py), which is the default here.
+REDIS_URL = env_str("REDIS_URL", f"unix://{VAR_DIR / 'redis.sock'}")
+if not REDIS_URL:
+    raise ImproperlyConfigured("REDIS_URL must not be empty: the site needs Redis.")
+
+
+def celery_broker_url(redis_url: str) -> str:
+    """Kombu names a unix socket `redis+socket:///path`; redis-py (the cache) `unix:///path`."""
+    if redis_url.startswith("unix://"):
+        return "redis+socket://" + redis_url.removeprefix("unix://")
+    return redis_url
+
+
+CELERY_BROKER_URL = celery_broker_url(REDIS_URL)
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ACKS_LATE = True
@@ -206,23 +210,23 @@ CELERY_BEAT_SCHEDULE = {
 }
 EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 20)
 
-# Cache: Redis when REDIS_URL is set (the web server and the worker share it: the worker asks
-# whether a player has the game open), files under var/ otherwise.
-if REDIS_URL:
-    CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": REDIS_URL,
-            "KEY_PREFIX": CELERY_TASK_DEFAULT_QUEUE,  # one site (or test worker), one prefix
-        }
+# Cache: Redis (the web server and the worker share it: the worker asks whether a player has the
+# game open; the health marks live there too). A Redis that stops answering is an error within
+# seconds, so a page or a worker's heartbeat never hangs on it.
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL,
+        "KEY_PREFIX": CELERY_TASK_DEFAULT_QUEUE,  # one site (or test worker), one prefix
+        "OPTIONS": {"socket_timeout": 2, "socket_connect_timeout": 2},
     }
-else:
-    CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
-            "LOCATION": str(VAR_DIR / "cache"),
-        }
-    }
+}
+
+# Health (/healthz, games/health.py): 200 only while the database and the broker answer and a
+# worker's heartbeat and the last sweep are at most HEALTH_FRESH_SECONDS old. Each worker
+# writes its heartbeat every WORKER_HEARTBEAT_SECONDS.
+HEALTH_FRESH_SECONDS = env_int("HEALTH_FRESH_SECONDS", 60)
+WORKER_HEARTBEAT_SECONDS = env_int("WORKER_HEARTBEAT_SECONDS", 10)
 
 if not DEBUG:
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)

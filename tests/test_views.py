@@ -2,12 +2,14 @@ from __future__ import annotations
 
 import json
 import re
+import time
 
 import pytest
 import time_machine
+from django.core.cache import cache
 from django.urls import reverse
 
-from games import services
+from games import health, services
 from games.models import Game, Move
 from tests.conftest import a_legal_move, seat_user, to_move
 
@@ -250,9 +252,31 @@ def test_rules_page_and_healthz(client):
     page = client.get("/rules/cornmaze/").content.decode()
     assert "SHA-256" in page and "counter" in page and "visited" in page
     assert client.get("/rules/nothing/").status_code == 404
+
+    # No worker has run: the database and the broker answer, the health marks are missing.
+    cache.delete_many([health.WORKER_KEY, health.SWEEP_KEY])
+    response = client.get("/healthz")
+    assert response.status_code == 503, response.content
+    body = json.loads(response.content)
+    assert body["ok"] is False and body["failing"] == ["worker", "sweep"]
+    assert body["problems"] == [
+        "worker: no worker has written a heartbeat (is a Celery worker running?)",
+        "sweep: no sweep has run (is the Celery beat running?)",
+    ]
+    # A worker's heartbeat and a sweep, just now (what the worker does, tests/test_health.py).
+    health.worker_heartbeat()
+    health.sweep_done()
     response = client.get("/healthz")
     assert response.status_code == 200, response.content
-    assert json.loads(response.content)["ok"] is True
+    assert json.loads(response.content) == {"ok": True, "failing": [], "problems": []}
+    # A heartbeat older than HEALTH_FRESH_SECONDS is stale.
+    cache.set(health.WORKER_KEY, time.time() - 120)
+    response = client.get("/healthz")
+    assert response.status_code == 503
+    assert json.loads(response.content)["problems"] == [
+        "worker: a worker's last heartbeat was 120 s ago (more than 60 s)"
+    ]
+    cache.delete_many([health.WORKER_KEY, health.SWEEP_KEY])
 
 
 def test_the_seed_reaches_nobody_before_the_end(client, make_cornmaze, make_user):

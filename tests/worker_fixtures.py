@@ -337,7 +337,7 @@ def celery_worker_process(
     transactional_db: None, smtp_server: Inbox, tmp_path: Path
 ) -> Iterator[WorkerProcess]:
     """`celery worker --beat` in a subprocess, on this test's database, this test's queue in
-    Redis and the SMTP server above, sweeping every second."""
+    Redis and the SMTP server above, sweeping and writing its heartbeat every second."""
     if not settings.REDIS_URL:
         unavailable("the worker tests need REDIS_URL")
     db = connection.settings_dict
@@ -357,6 +357,7 @@ def celery_worker_process(
         EMAIL_PORT=str(smtp_server.port),
         EMAIL_BACKEND="django.core.mail.backends.smtp.EmailBackend",
         SWEEP_INTERVAL_SECONDS="1",
+        WORKER_HEARTBEAT_SECONDS="1",
         SITE_URL=settings.SITE_URL,
         DJANGO_SETTINGS_MODULE="mazesite.settings",
         LOG_LEVEL="INFO",
