@@ -11,18 +11,20 @@ from django.contrib import messages
 from django.contrib.auth import login, update_session_auth_hash
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import AuthenticationForm, PasswordResetForm
 from django.contrib.auth.models import AnonymousUser, User
 from django.forms import Form
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from . import accounts
-from .account_forms import ClaimForm, EmailForm, SignupForm
+from . import accounts, limits
+from .account_forms import ClaimForm, EmailForm, SignupForm, VerifiedPasswordResetForm
 from .accounts import AccountError
 
 
 @require_http_methods(["GET", "POST"])
+@limits.limit("signup_client", lambda request: limits.client_ip(request))
 def signup(request: HttpRequest) -> HttpResponse:
     if request.user.is_authenticated:
         # A guest who signed up afresh would leave its games behind: it should claim instead.
@@ -30,6 +32,7 @@ def signup(request: HttpRequest) -> HttpResponse:
         return render(request, "accounts/signup.html", {"form": None}, status=status)
     form = SignupForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
+        _mail_limits(request, "verify", form.cleaned_data["email"])
         try:
             user = accounts.account_create(
                 username=form.cleaned_data["username"],
@@ -63,6 +66,7 @@ def guest_claim(request: HttpRequest) -> HttpResponse:
         return redirect("account")
     form = ClaimForm(request.POST)
     if form.is_valid():
+        _mail_limits(request, "verify", form.cleaned_data["email"])
         try:
             claimed = accounts.guest_claim(
                 user=user,
@@ -92,6 +96,7 @@ def email_change(request: HttpRequest) -> HttpResponse:
     user = _signed_in(request)
     form = EmailForm(request.POST)
     if form.is_valid():
+        _mail_limits(request, "verify", form.cleaned_data["email"])
         try:
             accounts.email_address_set(user=user, email=form.cleaned_data["email"])
         except AccountError as exc:
@@ -112,6 +117,7 @@ def email_verify_resend(request: HttpRequest) -> HttpResponse:
     if accounts.profile_for(user).email_verified:
         messages.info(request, "Your address is verified already.")
         return redirect("account")
+    _mail_limits(request, "verify", user.email)
     try:
         accounts.email_verification_request(user=user)
     except AccountError as exc:
@@ -167,11 +173,39 @@ class PasswordChangeView(auth_views.PasswordChangeView):
         return super().dispatch(request, *args, **kwargs)
 
 
+class LoginView(auth_views.LoginView):
+    """Django's sign-in, with a limit on wrong passwords per account and per client. Once one is
+    reached, even the right password waits until the count starts again."""
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        for name, value in self._failure_keys():
+            limits.refuse_if_reached(request, name, value)
+        return super().post(request, *args, **kwargs)
+
+    def form_invalid(self, form: AuthenticationForm) -> HttpResponse:
+        for name, value in self._failure_keys():
+            limits.count(self.request, name, value)
+        return super().form_invalid(form)
+
+    def _failure_keys(self) -> list[tuple[str, str]]:
+        username = self.request.POST.get("username", "").strip().casefold()
+        return [
+            ("login_failed_account", username),
+            ("login_failed_client", limits.client_ip(self.request)),
+        ]
+
+
 class PasswordResetView(auth_views.PasswordResetView):
+    form_class = VerifiedPasswordResetForm
+
     @property
     def extra_email_context(self) -> dict[str, Any]:  # type: ignore[override]
         # Links in mail use the site's public address, like every other mail the site sends.
         return {"site_url": settings.SITE_URL}
+
+    def form_valid(self, form: PasswordResetForm) -> HttpResponse:
+        _mail_limits(self.request, "reset", form.cleaned_data["email"])
+        return super().form_valid(form)
 
 
 def _account_page(
@@ -199,6 +233,14 @@ def _signed_in(request: HttpRequest) -> User:
     user = request.user
     assert not isinstance(user, AnonymousUser), "behind login_required"
     return user
+
+
+def _mail_limits(request: HttpRequest, kind: str, address: str) -> None:
+    """Count a mail about to be sent (`kind`: verify or reset) to `address`, if any, and from
+    this client; `limits.Limited` once either has had enough."""
+    if address:
+        limits.check(request, f"{kind}_mail_address", address.strip().casefold())
+        limits.check(request, f"{kind}_mail_client", limits.client_ip(request))
 
 
 def _verification_sent(request: HttpRequest, email: str) -> None:

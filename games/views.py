@@ -15,7 +15,7 @@ from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseStopPolling
 
-from . import clock, notification_views, races, selectors, services
+from . import clock, limits, notification_views, races, selectors, services
 from .engines import ENGINES, get_engine
 from .engines.base import JSON
 from .guests import player_for
@@ -49,6 +49,7 @@ def lobby(request: HtmxHttpRequest) -> HttpResponse:
 
 
 @require_http_methods(["GET", "POST"])
+@limits.limit("create_player", lambda request, kind: limits.player_key(request))
 def game_new(request: HtmxHttpRequest, kind: str) -> HttpResponse:
     if not has_ui(kind):
         raise Http404("No such game.")
@@ -176,6 +177,7 @@ def game_context(
 
 
 @require_POST
+@limits.limit("join_player", lambda request, game_id: limits.player_key(request))
 def game_join(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     user = player_for(request)
     try:
@@ -186,6 +188,7 @@ def game_join(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
 
 
 @require_POST
+@limits.limit("move_seat", lambda request, game_id: f"{limits.player_key(request)}:{game_id}")
 def game_move(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     game = get_object_or_404(Game, pk=game_id)
     if not request.user.is_authenticated:

@@ -196,6 +196,7 @@ def test_password_reset_by_email(
     user = make_user("minos", password="the old password")
     user.email = "minos@example.com"
     user.save()
+    Profile.objects.create(user=user, email_verified=True)
 
     response = client.post(reverse("password_reset"), {"email": "minos@example.com"})
     assert response.status_code == 302
