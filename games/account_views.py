@@ -16,14 +16,14 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.forms import Form
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from . import accounts, limits
 from .account_forms import ClaimForm, EmailForm, SignupForm, VerifiedPasswordResetForm
 from .accounts import AccountError
 
 
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 @limits.limit("signup_client", lambda request: limits.client_ip(request))
 def signup(request: HttpRequest) -> HttpResponse:
     if request.user.is_authenticated:
@@ -51,7 +51,7 @@ def signup(request: HttpRequest) -> HttpResponse:
     return render(request, "accounts/signup.html", {"form": form}, status=status)
 
 
-@require_GET
+@require_safe
 @login_required
 def account(request: HttpRequest) -> HttpResponse:
     return _account_page(request)
@@ -127,7 +127,7 @@ def email_verify_resend(request: HttpRequest) -> HttpResponse:
     return redirect("account")
 
 
-@require_GET
+@require_safe
 def email_verify(request: HttpRequest, token: str) -> HttpResponse:
     # A GET may write here: the link proves the mail arrived, and opening it twice is harmless.
     try:
@@ -137,7 +137,7 @@ def email_verify(request: HttpRequest, token: str) -> HttpResponse:
     return render(request, "accounts/email_verify.html", {"verified_email": user.email})
 
 
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def guest_return(request: HttpRequest, key: str) -> HttpResponse:
     # GET only asks: a link preview or a prefetch must not sign anyone in.
     guest = accounts.guest_for_key(key)

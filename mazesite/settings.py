@@ -234,7 +234,7 @@ if not DEBUG:
     SECURE_HSTS_PRELOAD = True
     SECURE_CONTENT_TYPE_NOSNIFF = True
 
-# --- Proxies, limits on abuse (games/limits.py) -----------------------------------------------
+# --- Proxies, limits on abuse, security headers (games/limits.py) ---------------------------
 # How many proxies of ours stand in front of the site. 0: clients connect to us directly, and
 # REMOTE_ADDR is theirs. N: the Nth address from the right of X-Forwarded-For is the client's
 # (a client can write anything further left), and the proxy says whether the request came by
@@ -282,7 +282,20 @@ RATELIMIT_IP_META_KEY = "games.limits.client_ip"
 RATELIMIT_CACHE_PREFIX = "rl:"
 RATELIMIT_FAIL_OPEN = True  # a count the cache lost lets the request through
 
-MIDDLEWARE += ["games.limits.LimitMiddleware"]
+# No inline script, no eval, no inline style: every script and style is a file under static/.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
+MIDDLEWARE += ["csp.middleware.CSPMiddleware", "games.limits.LimitMiddleware"]
 
 LOGGING = {
     "version": 1,
