@@ -18,7 +18,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
-from . import accounts, limits
+from . import accounts, limits, selectors
 from .account_forms import ClaimForm, EmailForm, SignupForm, VerifiedPasswordResetForm
 from .accounts import AccountError
 
@@ -193,6 +193,34 @@ class LoginView(auth_views.LoginView):
             ("login_failed_account", username),
             ("login_failed_client", limits.client_ip(self.request)),
         ]
+
+
+class LogoutView(auth_views.LogoutView):
+    """Signing out. A guest is first told what it leaves behind and shown its private link (GET,
+    or a POST without `confirm`); it signs out with a POST that confirms. Registered users sign
+    out with one POST, as the header's button sends it."""
+
+    http_method_names = ["get", "head", "post", "options"]
+
+    def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        user = request.user
+        if not isinstance(user, User):
+            return redirect("lobby")
+        profile = accounts.profile_for(user)
+        link_path = accounts.guest_link_path(user)
+        context = {
+            "is_guest": profile.is_guest,
+            "private_link": request.build_absolute_uri(link_path) if link_path else None,
+            "running_games": selectors.running_games_count(user) if profile.is_guest else 0,
+        }
+        return render(request, "registration/logout_confirm.html", context)
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        user = request.user
+        is_guest = isinstance(user, User) and accounts.profile_for(user).is_guest
+        if is_guest and request.POST.get("confirm") != "yes":
+            return redirect("logout")
+        return super().post(request, *args, **kwargs)
 
 
 class PasswordResetView(auth_views.PasswordResetView):

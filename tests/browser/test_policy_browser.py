@@ -75,6 +75,7 @@ def test_main_pages_keep_to_the_policy(new_page: Callable[[], Page], make_cornma
         reverse("game_new", args=["mazerace"]),
         reverse("account"),
         reverse("email_settings"),
+        reverse("logout"),
         reverse("login"),
         reverse("signup"),
         reverse("password_reset"),
