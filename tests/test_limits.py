@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+import hypothesis
 import pytest
 import time_machine
 from django.contrib.auth.models import User
@@ -15,6 +16,7 @@ from django.db import connection
 from django.test import Client, RequestFactory
 from django.urls import reverse
 from django_ratelimit.core import _split_rate
+from hypothesis import strategies as st
 
 from games import limits, services
 from games.engines.mazerace import STEP_MS
@@ -444,3 +446,18 @@ def test_moves_per_seat_beyond_the_live_speed(make_cornmaze) -> None:
     other = Client()
     other.force_login(game.seats.get(index=1).user)
     assert other.post(url, {"ply": "999"}).status_code == 409
+
+
+# The suite itself
+
+
+@hypothesis.settings(
+    max_examples=5, suppress_health_check=[hypothesis.HealthCheck.function_scoped_fixture]
+)
+@hypothesis.given(name=st.text(min_size=1, max_size=5))
+def test_each_hypothesis_example_counts_from_zero(rates, name: str) -> None:
+    """A fuzz test may post hundreds of requests from one address: each example starts afresh
+    (tests/conftest.py), so only a test that means to reaches a limit."""
+    rates(signup_client="1/h")
+    request = RequestFactory().post("/", REMOTE_ADDR="127.0.0.1")
+    limits.check(request, "signup_client", limits.client_ip(request))  # the example's first
