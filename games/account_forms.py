@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from django import forms
 from django.contrib.auth import password_validation
+from django.contrib.auth.forms import PasswordResetForm
 from django.contrib.auth.models import User
 from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
 
 from .accounts import username_problem
+from .models import Profile
 
 PASSWORD_HINT = "At least 8 characters; not too common, not only digits, not like your name."
 
@@ -75,3 +78,16 @@ class EmailForm(forms.Form):
         # The account page shows this form beside the claim form, which has an email field too.
         kwargs.setdefault("auto_id", "id_address_%s")
         super().__init__(*args, **kwargs)
+
+
+class VerifiedPasswordResetForm(PasswordResetForm):
+    """Django's reset form, sending the link only to an address its owner has verified: an
+    address typed in at sign-up and never confirmed may belong to someone else."""
+
+    def get_users(self, email: str) -> Iterator[User]:
+        verified = set(
+            Profile.objects.filter(email_verified=True, user__email__iexact=email).values_list(
+                "user_id", flat=True
+            )
+        )
+        return (user for user in super().get_users(email) if user.pk in verified)

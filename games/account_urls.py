@@ -16,9 +16,10 @@ urlpatterns = [
     path("email/resend/", account_views.email_verify_resend, name="email_verify_resend"),
     path("verify/<str:token>/", account_views.email_verify, name="email_verify"),
     path("guest/<str:key>/", account_views.guest_return, name="guest_return"),
-    # Django's views, with our templates in templates/registration/.
-    path("login/", auth_views.LoginView.as_view(), name="login"),
-    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # Django's views (sign-in, sign-out and password reset with our limits and steps, in
+    # account_views), with our templates in templates/registration/.
+    path("login/", account_views.LoginView.as_view(), name="login"),
+    path("logout/", account_views.LogoutView.as_view(), name="logout"),
     path(
         "password_change/",
         account_views.PasswordChangeView.as_view(),

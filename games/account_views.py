@@ -11,18 +11,20 @@ from django.contrib import messages
 from django.contrib.auth import login, update_session_auth_hash
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import AuthenticationForm, PasswordResetForm
 from django.contrib.auth.models import AnonymousUser, User
 from django.forms import Form
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
-from . import accounts
-from .account_forms import ClaimForm, EmailForm, SignupForm
+from . import accounts, limits, selectors
+from .account_forms import ClaimForm, EmailForm, SignupForm, VerifiedPasswordResetForm
 from .accounts import AccountError
 
 
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
+@limits.limit("signup_client", lambda request: limits.client_ip(request))
 def signup(request: HttpRequest) -> HttpResponse:
     if request.user.is_authenticated:
         # A guest who signed up afresh would leave its games behind: it should claim instead.
@@ -30,6 +32,7 @@ def signup(request: HttpRequest) -> HttpResponse:
         return render(request, "accounts/signup.html", {"form": None}, status=status)
     form = SignupForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
+        _mail_limits(request, "verify", form.cleaned_data["email"])
         try:
             user = accounts.account_create(
                 username=form.cleaned_data["username"],
@@ -48,7 +51,7 @@ def signup(request: HttpRequest) -> HttpResponse:
     return render(request, "accounts/signup.html", {"form": form}, status=status)
 
 
-@require_GET
+@require_safe
 @login_required
 def account(request: HttpRequest) -> HttpResponse:
     return _account_page(request)
@@ -63,6 +66,7 @@ def guest_claim(request: HttpRequest) -> HttpResponse:
         return redirect("account")
     form = ClaimForm(request.POST)
     if form.is_valid():
+        _mail_limits(request, "verify", form.cleaned_data["email"])
         try:
             claimed = accounts.guest_claim(
                 user=user,
@@ -92,6 +96,7 @@ def email_change(request: HttpRequest) -> HttpResponse:
     user = _signed_in(request)
     form = EmailForm(request.POST)
     if form.is_valid():
+        _mail_limits(request, "verify", form.cleaned_data["email"])
         try:
             accounts.email_address_set(user=user, email=form.cleaned_data["email"])
         except AccountError as exc:
@@ -112,6 +117,7 @@ def email_verify_resend(request: HttpRequest) -> HttpResponse:
     if accounts.profile_for(user).email_verified:
         messages.info(request, "Your address is verified already.")
         return redirect("account")
+    _mail_limits(request, "verify", user.email)
     try:
         accounts.email_verification_request(user=user)
     except AccountError as exc:
@@ -121,7 +127,7 @@ def email_verify_resend(request: HttpRequest) -> HttpResponse:
     return redirect("account")
 
 
-@require_GET
+@require_safe
 def email_verify(request: HttpRequest, token: str) -> HttpResponse:
     # A GET may write here: the link proves the mail arrived, and opening it twice is harmless.
     try:
@@ -131,7 +137,7 @@ def email_verify(request: HttpRequest, token: str) -> HttpResponse:
     return render(request, "accounts/email_verify.html", {"verified_email": user.email})
 
 
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def guest_return(request: HttpRequest, key: str) -> HttpResponse:
     # GET only asks: a link preview or a prefetch must not sign anyone in.
     guest = accounts.guest_for_key(key)
@@ -167,11 +173,67 @@ class PasswordChangeView(auth_views.PasswordChangeView):
         return super().dispatch(request, *args, **kwargs)
 
 
+class LoginView(auth_views.LoginView):
+    """Django's sign-in, with a limit on wrong passwords per account and per client. Once one is
+    reached, even the right password waits until the count starts again."""
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        for name, value in self._failure_keys():
+            limits.refuse_if_reached(request, name, value)
+        return super().post(request, *args, **kwargs)
+
+    def form_invalid(self, form: AuthenticationForm) -> HttpResponse:
+        for name, value in self._failure_keys():
+            limits.count(self.request, name, value)
+        return super().form_invalid(form)
+
+    def _failure_keys(self) -> list[tuple[str, str]]:
+        username = self.request.POST.get("username", "").strip().casefold()
+        return [
+            ("login_failed_account", username),
+            ("login_failed_client", limits.client_ip(self.request)),
+        ]
+
+
+class LogoutView(auth_views.LogoutView):
+    """Signing out. A guest is first told what it leaves behind and shown its private link (GET,
+    or a POST without `confirm`); it signs out with a POST that confirms. Registered users sign
+    out with one POST, as the header's button sends it."""
+
+    http_method_names = ["get", "head", "post", "options"]
+
+    def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        user = request.user
+        if not isinstance(user, User):
+            return redirect("lobby")
+        profile = accounts.profile_for(user)
+        link_path = accounts.guest_link_path(user)
+        context = {
+            "is_guest": profile.is_guest,
+            "private_link": request.build_absolute_uri(link_path) if link_path else None,
+            "running_games": selectors.running_games_count(user) if profile.is_guest else 0,
+        }
+        return render(request, "registration/logout_confirm.html", context)
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        user = request.user
+        is_guest = isinstance(user, User) and accounts.profile_for(user).is_guest
+        if is_guest and request.POST.get("confirm") != "yes":
+            return redirect("logout")
+        return super().post(request, *args, **kwargs)
+
+
 class PasswordResetView(auth_views.PasswordResetView):
+    form_class = VerifiedPasswordResetForm
+
     @property
     def extra_email_context(self) -> dict[str, Any]:  # type: ignore[override]
         # Links in mail use the site's public address, like every other mail the site sends.
         return {"site_url": settings.SITE_URL}
+
+    def form_valid(self, form: PasswordResetForm) -> HttpResponse:
+        _mail_limits(self.request, "reset", form.cleaned_data["email"])
+        return super().form_valid(form)
 
 
 def _account_page(
@@ -199,6 +261,14 @@ def _signed_in(request: HttpRequest) -> User:
     user = request.user
     assert not isinstance(user, AnonymousUser), "behind login_required"
     return user
+
+
+def _mail_limits(request: HttpRequest, kind: str, address: str) -> None:
+    """Count a mail about to be sent (`kind`: verify or reset) to `address`, if any, and from
+    this client; `limits.Limited` once either has had enough."""
+    if address:
+        limits.check(request, f"{kind}_mail_address", address.strip().casefold())
+        limits.check(request, f"{kind}_mail_client", limits.client_ip(request))
 
 
 def _verification_sent(request: HttpRequest, email: str) -> None:

@@ -327,7 +327,7 @@ class SeatRow:
     bot: bool
     place: int | None
     place_text: str
-    colour: str
+    colour: int  # ui.colour(): the seat's data-colour
     url: str  # the player's page; "" for a bot or an open seat
 
 

@@ -13,7 +13,7 @@ from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from . import archive, replays, selectors
@@ -38,8 +38,7 @@ ROW_HTML = (
     "</tr>\n"
 )
 SEAT_HTML = (
-    '<li class="seat{winner}"><span class="dot" style="background: {colour}"></span> '
-    "{name}{place}</li>"
+    '<li class="seat{winner}"><span class="dot" data-colour="{colour}"></span> {name}{place}</li>'
 )
 
 
@@ -85,7 +84,7 @@ def _partial(request: HtmxHttpRequest) -> bool:
     return bool(request.htmx) and not request.htmx.history_restore_request
 
 
-@require_GET
+@require_safe
 @vary_on_headers("HX-Request")
 def archive_list(request: HtmxHttpRequest) -> HttpResponse:
     form, filters = archive.filters_from(request.GET)
@@ -113,7 +112,7 @@ def archive_list(request: HtmxHttpRequest) -> HttpResponse:
     )
 
 
-@require_GET
+@require_safe
 @vary_on_headers("HX-Request")
 def player_detail(request: HtmxHttpRequest, name: str) -> HttpResponse:
     player = archive.player_named(name)
@@ -143,7 +142,7 @@ def player_detail(request: HtmxHttpRequest, name: str) -> HttpResponse:
 # --- replay ----------------------------------------------------------------------------------
 
 
-@require_GET
+@require_safe
 @vary_on_headers("HX-Request")
 def game_replay(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     """A finished game, one ply at a time: `?ply=N` (0 is the start), `?view=<viewpoint>`, and

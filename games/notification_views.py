@@ -40,7 +40,7 @@ def game_watched(request: HttpRequest, game_id: int) -> None:
         notifications.watching_mark(game_id=game_id, user_id=int(user_id))
 
 
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 @login_required
 def email_settings(request: HttpRequest) -> HttpResponse:
     user = request.user
@@ -67,7 +67,7 @@ def email_settings(request: HttpRequest) -> HttpResponse:
 # No CSRF check and no sign-in: the signed token is the permission, and a mail program's
 # one-click POST (RFC 8058, body "List-Unsubscribe=One-Click") carries neither.
 @csrf_exempt
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def unsubscribe(request: HttpRequest, token: str) -> HttpResponse:
     try:
         if request.method == "POST":

@@ -77,6 +77,13 @@ def your_games(user: User) -> list[YourGame]:
     return rows
 
 
+def running_games_count(user: User) -> int:
+    """How many open or running games the user has a seat in."""
+    return Seat.objects.filter(
+        user=user, game__status__in=[Game.Status.OPEN, Game.Status.ACTIVE]
+    ).count()
+
+
 def _to_move_without_clock(seat: Seat) -> bool:
     game = seat.game
     if game.status != Game.Status.ACTIVE or game.state is None or game.clock_duration:

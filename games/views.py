@@ -10,15 +10,15 @@ from django.http import (
 )
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.response import TemplateResponse
+from django.utils.cache import patch_cache_control
 from django.views.decorators.http import (
-    require_GET,
     require_http_methods,
     require_POST,
     require_safe,
 )
 from django_htmx.http import HttpResponseStopPolling
 
-from . import clock, health, notification_views, races, selectors, services
+from . import clock, health, limits, notification_views, races, selectors, services
 from .engines import ENGINES, get_engine
 from .engines.base import JSON
 from .guests import player_for
@@ -36,7 +36,7 @@ RESULT_TEXT = {
 }
 
 
-@require_GET
+@require_safe
 def lobby(request: HtmxHttpRequest) -> HttpResponse:
     your_games = selectors.your_games(request.user)  # type: ignore[arg-type]
     return render(
@@ -51,7 +51,8 @@ def lobby(request: HtmxHttpRequest) -> HttpResponse:
     )
 
 
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
+@limits.limit("create_player", lambda request, kind: limits.player_key(request))
 def game_new(request: HtmxHttpRequest, kind: str) -> HttpResponse:
     if not has_ui(kind):
         raise Http404("No such game.")
@@ -80,7 +81,7 @@ def game_new(request: HtmxHttpRequest, kind: str) -> HttpResponse:
     )
 
 
-@require_GET
+@require_safe
 def game_detail(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     # The player has the game open: no "your turn" mail while the page polls.
     notification_views.game_watched(request, game_id)
@@ -92,9 +93,12 @@ def game_detail(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
             raise Http404("No such game.")
         version, status = current
         if str(version) == since:
-            if status in {Game.Status.FINISHED, Game.Status.ABORTED}:
-                return HttpResponseStopPolling()
-            return HttpResponse(status=204)
+            unchanged = (
+                HttpResponseStopPolling()
+                if status in {Game.Status.FINISHED, Game.Status.ABORTED}
+                else HttpResponse(status=204)
+            )
+            return _not_stored(unchanged)
     return _game_response(request, game_id)
 
 
@@ -110,9 +114,22 @@ def _game_response(
     if request.htmx:
         template += "#game"
     draft = request.session.get(_draft_key(game_id))
-    return TemplateResponse(
+    response = TemplateResponse(
         request, template, game_context(game, request.user, error=error, draft=draft), status=status
     )
+    if game.is_over:
+        # Only the header (who is signed in) still changes: the browser may keep it a minute.
+        patch_cache_control(response, private=True, max_age=60)
+    else:
+        _not_stored(response)
+    return response
+
+
+def _not_stored(response: HttpResponseBase) -> HttpResponseBase:
+    """A running game's page, partial, poll or record changes with every move and shows each
+    viewer its own hidden parts: no cache, shared or not, may keep it."""
+    patch_cache_control(response, private=True, no_store=True)
+    return response
 
 
 def game_context(
@@ -179,6 +196,7 @@ def game_context(
 
 
 @require_POST
+@limits.limit("join_player", lambda request, game_id: limits.player_key(request))
 def game_join(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     user = player_for(request)
     try:
@@ -189,6 +207,7 @@ def game_join(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
 
 
 @require_POST
+@limits.limit("move_seat", lambda request, game_id: f"{limits.player_key(request)}:{game_id}")
 def game_move(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     game = get_object_or_404(Game, pk=game_id)
     if not request.user.is_authenticated:
@@ -289,17 +308,22 @@ def _refused(request: HtmxHttpRequest, game_id: int, message: str) -> HttpRespon
     return _game_response(request, game_id, error=message, status=409)
 
 
-@require_GET
+@require_safe
 def game_record(request: HtmxHttpRequest, game_id: int) -> HttpResponse:
     game = get_object_or_404(Game, pk=game_id)
     viewer = _seat_of(game, request)
     record = record_build(game, viewer_seat=viewer)
     response = JsonResponse(record, json_dumps_params={"indent": 2})
     response["Content-Disposition"] = f'inline; filename="{game.kind}-{game.pk}.json"'
+    if game.is_over:
+        # The same for every viewer once the game is over: any cache may keep it a while.
+        patch_cache_control(response, public=True, max_age=300)
+    else:
+        _not_stored(response)
     return response
 
 
-@require_GET
+@require_safe
 def rules(request: HtmxHttpRequest, kind: str) -> HttpResponse:
     if kind not in ENGINES:
         raise Http404("No such game.")

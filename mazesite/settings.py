@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import dj_database_url
@@ -230,13 +231,75 @@ WORKER_HEARTBEAT_SECONDS = env_int("WORKER_HEARTBEAT_SECONDS", 10)
 
 if not DEBUG:
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
-    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
     SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True
     SECURE_CONTENT_TYPE_NOSNIFF = True
+
+# --- Proxies, limits on abuse, security headers (games/limits.py) ---------------------------
+# How many proxies of ours stand in front of the site. 0: clients connect to us directly, and
+# REMOTE_ADDR is theirs. N: the Nth address from the right of X-Forwarded-For is the client's
+# (a client can write anything further left), and the proxy says whether the request came by
+# HTTPS. Without a proxy, no header a client sends is believed.
+TRUSTED_PROXIES = env_int("TRUSTED_PROXIES", 0)
+if TRUSTED_PROXIES < 0:
+    raise ImproperlyConfigured("TRUSTED_PROXIES must be 0 or more.")
+if TRUSTED_PROXIES:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+
+def env_rates(name: str, defaults: dict[str, str]) -> dict[str, str]:
+    """`defaults` with the overrides in `name`, written as `limit=rate,limit=rate`."""
+    rates = dict(defaults)
+    for item in filter(None, (i.strip() for i in os.environ.get(name, "").split(","))):
+        limit, _, rate = (part.strip() for part in item.partition("="))
+        if limit not in rates or not re.fullmatch(r"[1-9]\d*/\d*[smhd]", rate):
+            raise ImproperlyConfigured(
+                f"{name}: {item!r} is not limit=count/period with a known limit "
+                f"({', '.join(rates)}) and a period such as s, 5s, 15m, h or d."
+            )
+        rates[limit] = rate
+    return rates
+
+
+# Counts per window (django-ratelimit's "count/period": 30/10m is 30 in ten minutes). A live
+# race lands a step every 250 ms at most, 20 in 5 s: move_seat leaves room for a held key.
+RATE_LIMITS = env_rates(
+    "RATE_LIMITS",
+    {
+        "guest_client": "30/10m",
+        "signup_client": "10/h",
+        "login_failed_account": "10/15m",
+        "login_failed_client": "30/15m",
+        "verify_mail_address": "5/h",
+        "verify_mail_client": "20/h",
+        "reset_mail_address": "3/h",
+        "reset_mail_client": "10/h",
+        "join_player": "60/h",
+        "create_player": "30/h",
+        "move_seat": "40/5s",
+    },
+)
+RATELIMIT_IP_META_KEY = "games.limits.client_ip"
+RATELIMIT_CACHE_PREFIX = "rl:"
+RATELIMIT_FAIL_OPEN = True  # a count the cache lost lets the request through
+
+# No inline script, no eval, no inline style: every script and style is a file under static/.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
+MIDDLEWARE += ["csp.middleware.CSPMiddleware", "games.limits.LimitMiddleware"]
 
 LOGGING = {
     "version": 1,

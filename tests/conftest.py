@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import random
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterator
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -21,6 +23,51 @@ pytest_plugins = ["tests.worker_fixtures"]
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 _names = itertools.count(1)
+
+
+@pytest.fixture(autouse=True)
+def rate_limit_counts(request: pytest.FixtureRequest, settings) -> Iterator[str]:
+    """The limits are on in every test, at the site's rates (settings.RATE_LIMITS), but each
+    test counts from zero: its requests all come from 127.0.0.1 and its users are few, so no
+    test reaches a rate unless it means to. Each test (and each example of a hypothesis test,
+    which may post hundreds of requests in all) gets its own key prefix, and its counts are
+    deleted at the end (never `cache.clear()`: the Redis database is shared)."""
+    prefix = f"rl:test-{uuid.uuid4().hex}:"
+    examples = itertools.count()
+    settings.RATELIMIT_CACHE_PREFIX = prefix
+    hypothesis = getattr(getattr(request.node, "obj", None), "hypothesis", None)
+    inner = getattr(hypothesis, "inner_test", None)
+    if inner is not None:
+
+        @functools.wraps(inner)
+        def each_example(*args: object, **kwargs: object) -> object:
+            settings.RATELIMIT_CACHE_PREFIX = f"{prefix}{next(examples)}:"
+            return inner(*args, **kwargs)
+
+        hypothesis.inner_test = each_example
+    yield prefix
+    if inner is not None:
+        hypothesis.inner_test = inner
+    _delete_cache_keys(prefix)
+
+
+def _delete_cache_keys(prefix: str) -> None:
+    from django.conf import settings as django_settings
+    from django.core.cache import cache
+
+    config = django_settings.CACHES["default"]
+    if not config["BACKEND"].endswith(".RedisCache"):
+        return  # a cache of files or memory belongs to this run alone
+    import redis
+
+    location = config["LOCATION"]
+    client = redis.Redis.from_url(location[0] if isinstance(location, list) else location)
+    try:
+        keys = list(client.scan_iter(match=cache.make_key(prefix) + "*", count=1000))
+        if keys:
+            client.delete(*keys)
+    finally:
+        client.close()
 
 
 def unavailable(reason: str) -> None:

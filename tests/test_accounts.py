@@ -149,9 +149,52 @@ def test_sign_in_and_out(client: Client, make_user) -> None:
     assert response.url == reverse("lobby")
     assert signed_in_pk(client) == user.pk
 
-    # Signing out is a POST: a link or a prefetch must not sign anyone out.
-    assert client.get(reverse("logout")).status_code == 405
+    # Signing out is a POST: a link or a prefetch only asks.
+    assert b'id="logout-confirm"' in client.get(reverse("logout")).content
     assert signed_in_pk(client) == user.pk
+    response = client.post(reverse("logout"))
+    assert response.status_code == 302
+    assert signed_in_pk(client) is None
+
+
+def test_a_guest_is_told_what_signing_out_leaves_behind(make_cornmaze) -> None:
+    game = make_cornmaze()
+    guest = guest_create()
+    Seat.objects.filter(game=game, index=1).update(user=guest)
+    client = guest_client(guest)
+    link = reverse("guest_return", args=[guest.profile.guest_key])
+
+    # The header's "Sign out" is a link to a page that asks first.
+    header = client.get(reverse("lobby")).content.decode()
+    assert f'<a href="{reverse("logout")}" class="sign-out">Sign out</a>' in header
+    page = client.get(reverse("logout"))
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert "only its private link brings you back" in text
+    assert "its 1 unfinished game" in text
+    assert f'value="http://testserver{link}"' in text
+    assert f'href="{reverse("account")}#claim"' in text
+    assert signed_in_pk(client) == guest.pk
+
+    # A POST that does not confirm (an old page's button) asks too.
+    response = client.post(reverse("logout"))
+    assert response.status_code == 302
+    assert response.url == reverse("logout")
+    assert signed_in_pk(client) == guest.pk
+
+    response = client.post(reverse("logout"), {"confirm": "yes"})
+    assert response.status_code == 302
+    assert response.url == reverse("lobby")
+    assert signed_in_pk(client) is None
+    # The link still brings the guest back.
+    assert Client().post(link).status_code == 302
+
+
+def test_a_registered_user_signs_out_at_once(client: Client, make_user) -> None:
+    user = make_user("minos")
+    client.force_login(user)
+    header = client.get(reverse("lobby")).content.decode()
+    assert f'<form method="post" action="{reverse("logout")}" class="inline">' in header
     response = client.post(reverse("logout"))
     assert response.status_code == 302
     assert signed_in_pk(client) is None
@@ -196,6 +239,7 @@ def test_password_reset_by_email(
     user = make_user("minos", password="the old password")
     user.email = "minos@example.com"
     user.save()
+    Profile.objects.create(user=user, email_verified=True)
 
     response = client.post(reverse("password_reset"), {"email": "minos@example.com"})
     assert response.status_code == 302

@@ -48,3 +48,34 @@ def test_a_malformed_boolean_fails_loudly():
     result = manage("check", DEBUG="maybe")
     assert result.returncode != 0
     assert "DEBUG must be a boolean" in result.stderr
+
+
+PRODUCTION = {
+    "DEBUG": "0",
+    "SECRET_KEY": "x" * 20 + "a-long-random-production-secret-key-0123456789",
+    "ALLOWED_HOSTS": "mazes.example.com",
+}
+SHOW = "from django.conf import settings as s; print(s.SECURE_PROXY_SSL_HEADER, s.RATE_LIMITS)"
+
+
+def test_the_proxy_https_header_is_believed_only_behind_a_proxy():
+    alone = manage("shell", "-c", SHOW, **PRODUCTION)
+    assert alone.returncode == 0, alone.stderr
+    assert "\nNone {" in alone.stdout  # a client's X-Forwarded-Proto means nothing
+
+    behind = manage("shell", "-c", SHOW, TRUSTED_PROXIES="1", **PRODUCTION)
+    assert behind.returncode == 0, behind.stderr
+    assert "\n('HTTP_X_FORWARDED_PROTO', 'https') {" in behind.stdout
+
+
+def test_rates_can_be_overridden_and_a_bad_one_fails_loudly():
+    changed = manage("shell", "-c", SHOW, RATE_LIMITS="signup_client=3/h, move_seat=10/2s")
+    assert changed.returncode == 0, changed.stderr
+    assert "'signup_client': '3/h'" in changed.stdout
+    assert "'move_seat': '10/2s'" in changed.stdout
+    assert "'guest_client': '30/10m'" in changed.stdout
+
+    for bad in ("signup_client=lots", "nothing=3/h", "signup_client=0/h"):
+        result = manage("check", RATE_LIMITS=bad)
+        assert result.returncode != 0, bad
+        assert "RATE_LIMITS:" in result.stderr

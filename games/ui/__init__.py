@@ -13,7 +13,9 @@ from django.http import QueryDict
 from ..engines import is_race
 from ..engines.base import JSON
 
-SEAT_COLOURS = ["#d62828", "#1d4ed8", "#15803d", "#a21caf", "#c2410c", "#0e7490"]
+# Seats are painted through a data-colour attribute (0 to 5; static/css/site.css), never a
+# style attribute, which the Content-Security-Policy refuses.
+SEAT_COLOURS = 6
 
 
 class MoveInputError(Exception):
@@ -73,8 +75,9 @@ def clock_rule(kind: str, seats: int, duration: timedelta | None) -> str:
     return f"{duration.days} days {given}. {out_of_time(kind, seats)}"
 
 
-def colour(seat: int) -> str:
-    return SEAT_COLOURS[seat % len(SEAT_COLOURS)]
+def colour(seat: int) -> int:
+    """A seat's colour, as its dot, marker, runner, robot and path carry it in data-colour."""
+    return seat % SEAT_COLOURS
 
 
 def get_ui(slug: str) -> GameUI:

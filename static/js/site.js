@@ -1,3 +1,59 @@
+// A request that failed (a 5xx, a 429, no answer, too slow) is never swapped in: the page keeps
+// what it shows, and #request-error says what happened until a later request succeeds.
+(function () {
+  var SHOWN_MS = 3000; // at least this long, though a poll succeeds at once
+  var shownAt = 0, timer = null;
+  function region() { return document.getElementById("request-error"); }
+  function show(text) {
+    var el = region();
+    if (!el) return;
+    clearTimeout(timer);
+    timer = null;
+    el.textContent = text;
+    shownAt = performance.now();
+  }
+  function clear() {
+    var el = region();
+    if (!el || !el.textContent || timer) return;
+    var left = SHOWN_MS - (performance.now() - shownAt);
+    if (left > 0) {
+      timer = setTimeout(function () { timer = null; clear(); }, left);
+      return;
+    }
+    el.textContent = "";
+  }
+  function failed(xhr) {
+    var status = xhr ? xhr.status : 0;
+    var type = (xhr && xhr.getResponseHeader("Content-Type")) || "";
+    if (status === 429 && type.indexOf("text/plain") === 0 && xhr.responseText) {
+      return xhr.responseText.slice(0, 300); // the server's sentence: what, and when to retry
+    }
+    if (status >= 500) {
+      return "The server failed to answer (error " + status + "). Nothing has changed here: try again in a moment.";
+    }
+    if (status === 403) {
+      return "The site refused this (error 403): reload the page and try again.";
+    }
+    return "That did not work (error " + status + "). Reload the page and try again.";
+  }
+  document.addEventListener("htmx:responseError", function (event) {
+    show(failed(event.detail.xhr));
+  });
+  document.addEventListener("htmx:sendError", function () {
+    show("The server cannot be reached. Check your connection; the page tries again by itself.");
+  });
+  document.addEventListener("htmx:timeout", function () {
+    show("The server took too long to answer. Nothing has changed here: try again in a moment.");
+  });
+  document.addEventListener("htmx:afterRequest", function (event) {
+    if (event.detail.successful) clear();
+  });
+  // A guest's private link: one click selects all of it, ready to copy.
+  document.addEventListener("click", function (event) {
+    if (event.target.classList && event.target.classList.contains("private-link")) event.target.select();
+  });
+})();
+
 // Clocks count down between server updates; the server's deadline stays the truth.
 (function () {
   function pad(n) { return String(n).padStart(2, "0"); }

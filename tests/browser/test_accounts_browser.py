@@ -89,3 +89,32 @@ def test_guest_comes_back_by_private_link_and_claims(new_page: Callable[[], Page
     response = other.goto(link)
     assert response is not None and response.status == 404
     expect(other.get_by_role("heading", level=1)).to_have_text("This link does not work")
+
+
+def test_a_guest_signing_out_is_shown_its_private_link_first(new_page: Callable[[], Page]) -> None:
+    page = new_page()
+    page.goto("/new/cornmaze/")
+    page.click("text=Create the game")
+    page.wait_for_url("**/games/*/")
+    name = page.locator("header .whoami").inner_text()
+    assert name.startswith("Guest ")
+
+    page.locator("header").get_by_role("link", name="Sign out").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Sign out")
+    expect(page.locator("main")).to_contain_text("only its private link brings you back")
+    expect(page.locator("main")).to_contain_text("its 1 unfinished game")
+    link = page.locator("#guest-link").input_value()
+    assert "/accounts/guest/" in link
+    # Still signed in: the page only asked.
+    expect(page.locator("header .whoami")).to_have_text(name)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=ARTIFACTS / "guest-sign-out.png", full_page=True)
+
+    page.get_by_role("button", name="Sign out, I have kept the link").click()
+    expect(page.locator("header .whoami")).to_have_count(0)
+
+    # The kept link brings the guest back, with its game.
+    page.goto(link)
+    page.get_by_role("button", name=f"Continue as {name}").click()
+    expect(page.locator("header .whoami")).to_have_text(name)
+    expect(page.locator("#your-games")).to_contain_text("Corn maze")

@@ -27,11 +27,11 @@ def test_filter_the_archive_open_a_replay_step_with_the_keyboard_and_verify(
     page.select_option("select[name=result]", "won")
     page.wait_for_url(re.compile(r"/archive/\?.*player=.*result=won"))
     page.locator(f"#game-{game.pk}").wait_for()
-    page.wait_for_function("document.querySelectorAll('tr.archive-row').length === 1")
+    page.wait_for_function("() => document.querySelectorAll('tr.archive-row').length === 1")
     assert page.locator(f"#game-{others[0].pk}").count() == 0
     # Back: the unfiltered list again; forward: the filtered one.
     page.go_back()
-    page.wait_for_function("document.querySelectorAll('tr.archive-row').length === 25")
+    page.wait_for_function("() => document.querySelectorAll('tr.archive-row').length === 25")
     page.go_forward()
     page.locator(f"#game-{game.pk}").wait_for()
 
@@ -64,7 +64,7 @@ def test_filter_the_archive_open_a_replay_step_with_the_keyboard_and_verify(
     page.locator("#play").click()
     assert page.locator("#play").inner_text() == "Pause"
     page.locator(f'#step[data-ply="{game.ply}"]').wait_for(timeout=game.ply * 1500)
-    page.wait_for_function("document.getElementById('play').textContent === 'Play'")
+    page.wait_for_function("() => document.getElementById('play').textContent === 'Play'")
 
     page.get_by_role("link", name="Verify").click()
     page.locator("#verify .verified.ok").wait_for()

@@ -119,7 +119,7 @@ def test_the_clock_shows_the_deadline_in_the_viewers_own_time_zone(
         page.goto(f"/games/{game.pk}/")
         until = page.locator("#clocks .until time")
         local = deadline.astimezone(ZoneInfo(zone))
-        page.wait_for_function("document.querySelector('#clocks .until time').dataset.local")
+        page.wait_for_function("() => document.querySelector('#clocks .until time').dataset.local")
         shown = until.inner_text()
         assert local.strftime("%H:%M") in shown and str(local.day) in shown, (zone, shown)
         assert "3 days for each move. A player who runs out of time loses." in page.inner_text(

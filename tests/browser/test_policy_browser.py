@@ -1,0 +1,110 @@
+"""The Content-Security-Policy in Chromium: the main pages of the site, a move played through
+htmx included, report no violation and log no error; a script or an hx-on handler injected into
+the page does not run."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.urls import reverse
+from playwright.sync_api import Page, expect
+
+from games.ui.cornmaze import column_letter as letter
+from tests.conftest import a_legal_move, play_to_the_end, seat_user, to_move
+
+# Kept by the page from its first script on (an init script runs outside the page's policy).
+LISTEN = """
+window.__violations = [];
+document.addEventListener("securitypolicyviolation", (e) => {
+  window.__violations.push(
+    e.violatedDirective + " " + (e.blockedURI || "inline") + " " + e.sourceFile
+  );
+});
+"""
+
+
+def watched(page: Page) -> list[str]:
+    """Console errors of this page, as they come."""
+    errors: list[str] = []
+    page.add_init_script(LISTEN)
+    page.on(
+        "console",
+        lambda msg: errors.append(f"{msg.text} {msg.location}") if msg.type == "error" else None,
+    )
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    return errors
+
+
+def violations(page: Page) -> list[str]:
+    return page.evaluate("() => window.__violations")
+
+
+def test_main_pages_keep_to_the_policy(new_page: Callable[[], Page], make_cornmaze) -> None:
+    finished = play_to_the_end(make_cornmaze(size=6))
+    page = new_page()
+    errors = watched(page)
+
+    # A player signs in and moves by htmx (the board and log swap in place).
+    game = make_cornmaze()
+    user = seat_user(game, to_move(game))
+    page.goto(reverse("login"))
+    page.locator("#id_username").fill(user.get_username())
+    page.locator("#id_password").fill("a-long-passphrase")  # make_user's
+    page.get_by_role("button", name="Sign in").click()
+    page.goto(reverse("game", args=[game.pk]))
+    first, second = a_legal_move(game)
+    page.check(f"#move-form input[name=first][value={letter(first)}]")
+    page.check(f"#move-form input[name=second][value={letter(second)}]")
+    page.locator("#play").click()
+    page.locator("#log li[value='1']").wait_for()
+    assert violations(page) == [], page.url
+
+    player = finished.seats.get(index=0).user
+    assert player is not None
+    for path in [
+        "/",
+        reverse("game", args=[game.pk]),
+        reverse("game", args=[finished.pk]),
+        reverse("game_replay", args=[finished.pk]) + "?ply=2",
+        reverse("archive"),
+        reverse("player", args=[player.get_username()]),
+        reverse("rules", args=["cornmaze"]),
+        reverse("rules", args=["robotmaze"]),
+        reverse("rules", args=["mazerace"]),
+        reverse("game_new", args=["robotmaze"]),
+        reverse("game_new", args=["mazerace"]),
+        reverse("account"),
+        reverse("email_settings"),
+        reverse("logout"),
+        reverse("login"),
+        reverse("signup"),
+        reverse("password_reset"),
+    ]:
+        page.goto(path)
+        page.wait_for_load_state("load")
+        assert violations(page) == [], path
+    # Step through the replay by htmx, as a visitor would.
+    page.goto(reverse("game_replay", args=[finished.pk]))
+    page.keyboard.press("ArrowRight")
+    expect(page.locator("#step")).to_have_attribute("data-ply", "1")
+    assert violations(page) == []
+    assert errors == []
+
+    # What an attacker's injection would try: none of it runs, and each try is reported.
+    page.evaluate(
+        """() => {
+          const script = document.createElement("script");
+          script.textContent = "window.__ran = 'script ran'";
+          document.body.append(script);
+          const button = document.createElement("button");
+          button.id = "injected";
+          button.setAttribute("hx-on:click", "window.__ran = 'hx-on ran'");
+          button.setAttribute("onclick", "window.__ran = 'onclick ran'");
+          document.body.append(button);
+          htmx.process(button);
+        }"""
+    )
+    page.click("#injected")
+    assert page.evaluate("() => window.__ran") is None
+    assert any(v.startswith("script-src-elem inline") for v in violations(page)), violations(page)
+    assert any(v.startswith("script-src-attr inline") for v in violations(page)), violations(page)
