@@ -108,5 +108,7 @@ def play_to_the_end(game: Game, limit: int = 500) -> Game:
             return game
         seat = to_move(game)
         move = get_bot("cornmaze", "simple")(cornmaze.view(game.state, seat), seat, rng)
-        services.move_submit(game_id=game.pk, user=seat_user(game, seat), ply=game.ply, move=move)
+        services.move_submit(
+            game_id=game.pk, user=seat_user(game, seat), number=game.ply, move=move
+        )
     raise AssertionError("the game did not end")

@@ -123,7 +123,7 @@ def play_out(game: Game, *, min_ply: int = 6, states: list | None = None) -> Gam
         services.move_submit(
             game_id=game.pk,
             user=seat_user(game, seat),
-            ply=game.ply,
+            number=game.ply,
             move={"shifts": rng.choice(choices)},
         )
     raise AssertionError("the game did not end")

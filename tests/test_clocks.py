@@ -69,7 +69,7 @@ def test_a_move_after_its_deadline_is_refused_before_the_sweep_runs() -> None:
 
     def submit() -> None:
         services.move_submit(
-            game_id=game.pk, user=player_at(game, mover), ply=1, move=legal_move(game)
+            game_id=game.pk, user=player_at(game, mover), number=1, move=legal_move(game)
         )
 
     def refused():  # type: ignore[no-untyped-def]
@@ -148,7 +148,7 @@ def test_20_threads_posting_the_same_move_apply_it_once(queued: Queued) -> None:
                     return services.move_submit(
                         game_id=plan["game"],  # type: ignore[arg-type]
                         user=plan["user"],  # type: ignore[arg-type]
-                        ply=plan["ply"],  # type: ignore[arg-type]
+                        number=plan["ply"],  # type: ignore[arg-type]
                         move=plan["move"],  # type: ignore[arg-type]
                     )
 
@@ -218,7 +218,7 @@ def test_a_move_and_the_sweep_racing_for_a_game_exactly_one_wins(queued: Queued)
         ) -> object:
             connection.ensure_connection()
             time.sleep(max(0, at - time.time()))
-            return services.move_submit(game_id=game_id, user=user, ply=1, move=move)
+            return services.move_submit(game_id=game_id, user=user, number=1, move=move)
 
         def sweep(at: float = sweep_at) -> object:
             connection.ensure_connection()

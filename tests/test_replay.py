@@ -59,7 +59,7 @@ def test_a_resignation_and_a_timeout_replay_too(make_cornmaze):
         if cornmaze.result(cornmaze.apply(game.state, mover, {"shifts": m})[0]) is None
     )
     services.move_submit(
-        game_id=game.pk, user=seat_user(game, mover), ply=0, move={"shifts": shifts}
+        game_id=game.pk, user=seat_user(game, mover), number=0, move={"shifts": shifts}
     )
     states.append(Game.objects.get(pk=game.pk).state)
     with time_machine.travel(timedelta(days=4)):

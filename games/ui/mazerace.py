@@ -105,6 +105,7 @@ class UI:
     board_template = "games/boards/mazerace.html"
     move_template = "games/forms/mazerace_move.html"
     hide_log = True  # a race is hundreds of steps; the record has them
+    move_number_field = "step"  # the runner's own count of steps (engine.move_number)
 
     def board(self, view: JSON, viewer: int | None, draft: JSON | None = None) -> dict[str, Any]:
         """The maze as this viewer may see it: a runner's own seen cells and path during the
