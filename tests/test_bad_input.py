@@ -119,3 +119,48 @@ def test_a_new_game_with_other_digits_is_refused_and_makes_nobody(client: Client
         response = client.post("/new/mazerace/", {"race": "live", "seats": seats})
         assert response.status_code == 400
     assert not User.objects.exists() and not Game.objects.exists()
+
+
+# --- NUL and over-long input ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "data"),
+    [
+        ("get", "/players/%00/", {}),
+        ("get", "/players/%00/feed/", {}),
+        ("get", "/accounts/guest/%00/", {}),
+        ("post", "/accounts/guest/%00/", {}),
+        ("get", "/archive/", {"player": "a\x00b"}),
+        ("get", "/unsubscribe/%00/", {}),
+        ("post", "/accounts/signup/", {"username": "a\x00", "password1": PASSWORD}),
+        ("post", "/accounts/login/", {"username": "x", "password": "\x00"}),
+        ("post", "/accounts/password_reset/", {"email\x00": "a@example.com"}),
+    ],
+)
+def test_a_nul_anywhere_is_refused_with_a_sentence_before_any_query(
+    client: Client, method: str, path: str, data: dict[str, str]
+) -> None:
+    with CaptureQueriesContext(connection) as queries:
+        response = getattr(client, method)(path, data)
+    assert response.status_code == 400
+    assert NUL_SENTENCE in response.content.decode()
+    assert len(queries) == 0
+
+
+def test_a_nul_in_a_cookie_or_a_header_is_refused(client: Client) -> None:
+    client.cookies["sessionid"] = "abcdefgh\x00"
+    assert client.get("/").status_code == 400
+    assert Client().get("/", HTTP_HX_CURRENT_URL="http://x/\x00").status_code == 400
+
+
+def test_over_long_input_is_refused_with_a_sentence(client: Client) -> None:
+    long = "x" * (MAX_CHARS + 1)
+    for response in (
+        client.get(f"/players/{long}/"),
+        client.get("/archive/", {"player": long}),
+        client.post("/accounts/login/", {"username": "x", "password": long}),
+    ):
+        assert response.status_code == 400
+        assert "longer than anything this site takes" in response.content.decode()
+    assert client.get("/archive/", {"player": "x" * MAX_CHARS}).status_code == 200
