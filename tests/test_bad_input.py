@@ -164,3 +164,85 @@ def test_over_long_input_is_refused_with_a_sentence(client: Client) -> None:
         assert response.status_code == 400
         assert "longer than anything this site takes" in response.content.decode()
     assert client.get("/archive/", {"player": "x" * MAX_CHARS}).status_code == 200
+
+
+# --- form fields and their columns ------------------------------------------------------------
+
+
+LONG_EMAIL = "a" * 250 + "@example.com"  # 262 characters: the column holds 254
+
+
+def test_an_address_longer_than_its_column_is_refused_everywhere(client: Client) -> None:
+    response = client.post(
+        reverse("signup"),
+        {"username": "Theseus", "email": LONG_EMAIL, "password1": PASSWORD, "password2": PASSWORD},
+    )
+    assert response.status_code == 400
+    assert "at most 254 characters" in response.content.decode()
+    assert not User.objects.exists()
+
+    guest = guest_create()
+    claim = signed_in(guest).post(
+        reverse("guest_claim"),
+        {"username": "Theseus", "email": LONG_EMAIL, "password1": PASSWORD, "password2": PASSWORD},
+    )
+    assert claim.status_code == 400
+    change = signed_in(guest).post(reverse("email_change"), {"email": LONG_EMAIL})
+    assert change.status_code == 400
+    assert "at most 254 characters" in change.content.decode()
+    guest.refresh_from_db()
+    assert guest.email == "" and guest.get_username().startswith("Guest ")
+    # The service refuses it too, whoever calls it.
+    with pytest.raises(accounts.AccountError, match="at most 254"):
+        accounts.email_address_set(user=guest, email=LONG_EMAIL)
+    assert User.objects.get(pk=guest.pk).email == ""
+
+
+# --- names: normalised, then checked ------------------------------------------------------
+
+
+def signup(client: Client, username: str) -> Any:
+    data = {"username": username, "email": "", "password1": PASSWORD, "password2": PASSWORD}
+    return client.post(reverse("signup"), data)
+
+
+def claim(guest: User, username: str) -> Any:
+    data = {"username": username, "email": "", "password1": PASSWORD, "password2": PASSWORD}
+    return signed_in(guest).post(reverse("guest_claim"), data)
+
+
+@pytest.mark.parametrize(
+    ("name", "error"),
+    [
+        ("Ｇuest_1", "kept for guests"),  # NFKC: Guest_1
+        ("ｇｕｅｓｔ", "kept for guests"),
+        ("Ｕniq", "That username is taken"),  # NFKC: Uniq, beside uniq
+        ("ﷺ" * 10, "at most 150 characters"),  # 10 characters that NFKC makes 180
+    ],
+)
+def test_a_name_is_normalised_before_it_is_checked(
+    client: Client, make_user, name: str, error: str
+) -> None:
+    make_user("uniq")
+    users = User.objects.count()
+    response = signup(client, name)
+    assert response.status_code == 400 and error in response.content.decode()
+    guest = guest_create()
+    response = claim(guest, name)
+    assert response.status_code == 400 and error in response.content.decode()
+    assert User.objects.get(pk=guest.pk).get_username().startswith("Guest ")
+    assert User.objects.count() == users + 1  # the guest, and nobody else
+    # No path skips it: the service refuses the same names.
+    with pytest.raises(accounts.AccountError, match=error):
+        accounts.account_create(username=name, password=PASSWORD, email="")
+    with pytest.raises(accounts.AccountError, match=error):
+        accounts.guest_claim(user=guest, username=name, password=PASSWORD, email="")
+
+
+def test_a_claimed_name_is_stored_normalised(make_user) -> None:
+    guest = guest_create()
+    response = claim(guest, "Ｔheseus")
+    assert response.status_code == 302
+    guest.refresh_from_db()
+    assert guest.get_username() == "Theseus" == unicodedata.normalize("NFKC", "Ｔheseus")
+    assert not guest.profile.is_guest
