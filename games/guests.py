@@ -4,6 +4,8 @@ from another browser through a private link and later claim the account."""
 from __future__ import annotations
 
 import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from django.contrib.auth import login
 from django.contrib.auth.models import AnonymousUser, User
@@ -31,12 +33,17 @@ def guest_create() -> User:
     raise RuntimeError("could not find a free guest name")
 
 
-def player_for(request: HttpRequest) -> User:
-    """The signed-in user, or a new guest signed in on this session."""
+@contextmanager
+def player_for(request: HttpRequest) -> Iterator[User]:
+    """The signed-in user, or a new guest for the action in the `with` block: the guest is kept
+    and signed in on this session only if the block succeeds, so an action that is refused (a
+    join of a missing or full game, a game that cannot be made) leaves no guest behind."""
     user = request.user
     if user.is_authenticated:
         assert not isinstance(user, AnonymousUser)
-        return user
-    guest = guest_create()
+        yield user
+        return
+    with transaction.atomic():
+        guest = guest_create()
+        yield guest
     login(request, guest, backend=AUTH_BACKEND)
-    return guest

@@ -56,15 +56,15 @@ def game_new(request: HtmxHttpRequest, kind: str) -> HttpResponse:
     form = get_ui(kind).create_form(request.POST or None)
     if request.method == "POST" and form.is_valid():
         options, clock_choice, bots = form.create_args()
-        user = player_for(request)
         try:
-            game = services.game_create(
-                kind=kind,
-                creator=user,
-                options=options,
-                clock_choice=clock_choice,
-                seats=[services.SeatPlan(bot=b) for b in bots],
-            )
+            with player_for(request) as user:
+                game = services.game_create(
+                    kind=kind,
+                    creator=user,
+                    options=options,
+                    clock_choice=clock_choice,
+                    seats=[services.SeatPlan(bot=b) for b in bots],
+                )
         except services.GameError as exc:
             form.add_error(None, str(exc))
         else:
@@ -180,9 +180,9 @@ def game_context(
 
 @require_POST
 def game_join(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
-    user = player_for(request)
     try:
-        services.game_join(game_id=game_id, user=user)
+        with player_for(request) as user:
+            services.game_join(game_id=game_id, user=user)
     except services.GameError as exc:
         return _refused(request, game_id, str(exc))
     return _after_action(request, game_id)

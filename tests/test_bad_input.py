@@ -246,3 +246,30 @@ def test_a_claimed_name_is_stored_normalised(make_user) -> None:
     guest.refresh_from_db()
     assert guest.get_username() == "Theseus" == unicodedata.normalize("NFKC", "Ｔheseus")
     assert not guest.profile.is_guest
+
+
+# --- a refused join, or a game that cannot be made, makes no guest -------------------------
+
+
+def test_a_refused_join_makes_no_guest(client: Client, make_cornmaze) -> None:
+    running = make_cornmaze()
+    finished = play_to_the_end(make_cornmaze())
+    users, profiles = User.objects.count(), Profile.objects.count()
+    assert client.post("/games/999999/join").status_code == 404
+    assert client.post(f"/games/{running.pk}/join").status_code == 409  # every seat taken
+    assert client.post(f"/games/{finished.pk}/join").status_code == 409
+    assert client.post("/new/cornmaze/", {"size": "99"}).status_code == 400
+    assert client.post("/new/chess/").status_code == 404
+    assert User.objects.count() == users and Profile.objects.count() == profiles
+    assert "_auth_user_id" not in client.session
+    # A join that works makes the guest and signs it in.
+    open_game = services.game_create(
+        kind="cornmaze",
+        creator=seat_user(running, 0),
+        options={"size": 8},
+        clock_choice="P3D",
+        seats=[services.SeatPlan(), services.SeatPlan()],
+    )
+    assert client.post(f"/games/{open_game.pk}/join").status_code == 302
+    assert User.objects.count() == users + 1
+    assert client.session["_auth_user_id"] == str(open_game.seats.get(index=1).user_id)
