@@ -273,3 +273,92 @@ def test_a_refused_join_makes_no_guest(client: Client, make_cornmaze) -> None:
     assert client.post(f"/games/{open_game.pk}/join").status_code == 302
     assert User.objects.count() == users + 1
     assert client.session["_auth_user_id"] == str(open_game.seats.get(index=1).user_id)
+
+
+# --- verify explains a malformed record ---------------------------------------------------
+
+
+@pytest.fixture
+def record(make_cornmaze) -> dict[str, Any]:
+    game = play_to_the_end(make_cornmaze(seats=2, size=6))
+    found = record_build(game, viewer_seat=None)
+    assert record_verify(found) == []
+    return found
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "problem"),
+    [
+        (("moves",), {"a": 1}, "The field 'moves' must be an array, not an object."),
+        (("options",), [], "The field 'options' must be an object, not an array."),
+        (("players",), 2, "The field 'players' must be an array, not a number."),
+        (("game",), ["cornmaze"], "The field 'game' must be a string, not an array."),
+        (("seed",), 7, "The field 'seed' must be a string or null, not a number."),
+        (("first_seat",), "0", "must be a whole number or null, not a string."),
+        (("moves", 0), "c e", "Move 1 must be an object, not a string."),
+        (("moves", 0, "seat"), None, "In move 1, the field 'seat' must be a whole number"),
+        (("moves", 1, "move"), [2, 3], "In move 2, the field 'move' must be an object"),
+        (("result", "places"), [1, "2"], "'places' must be an array of numbers"),
+        (("moves", 0, "move", "shifts"), "ce", "Move 1 is not legal"),
+        (("moves", 0, "seat"), 99, "Move 1 is not legal"),
+    ],
+)
+def test_verify_says_what_is_malformed(record, path, value, problem) -> None:
+    broken = copy.deepcopy(record)
+    *parents, last = path
+    target = broken
+    for key in parents:
+        target = target[key]
+    target[last] = value
+    problems = record_verify(broken)
+    assert any(problem in p for p in problems), problems
+
+
+def test_verify_survives_any_value_anywhere(record) -> None:
+    """Any field of a real record replaced by any JSON value: sentences, never an exception."""
+    leaves = st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner),
+        max_leaves=5,
+    )
+
+    def paths(value: Any, at: tuple = ()) -> list[tuple]:
+        found = [at]
+        if isinstance(value, dict):
+            for k, v in value.items():
+                found += paths(v, (*at, k))
+        elif isinstance(value, list):
+            for i, v in enumerate(value[:3]):
+                found += paths(v, (*at, i))
+        return found
+
+    every = paths(record)[1:]
+
+    @given(path=st.sampled_from(every), value=leaves)
+    def check(path: tuple, value: Any) -> None:
+        broken = copy.deepcopy(record)
+        target = broken
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = value
+        problems = record_verify(broken)
+        assert isinstance(problems, list) and all(isinstance(p, str) for p in problems)
+
+    check()
+
+
+def test_the_verify_command_explains_instead_of_a_traceback(tmp_path, record) -> None:
+    path = tmp_path / "record.json"
+    for text, message in [
+        (json.dumps({**record, "moves": {"a": 1}}), "does NOT check out"),
+        ("[" * 100_000, "nested too deeply"),
+        ('{"format": ' + "9" * 5000 + "}", "not JSON"),
+        (b"\xff\xfe{}", "not UTF-8"),
+    ]:
+        if isinstance(text, bytes):
+            path.write_bytes(text)
+        else:
+            path.write_text(text)
+        err = io.StringIO()
+        with pytest.raises(CommandError, match=message):
+            call_command("verify", str(path), stdout=io.StringIO(), stderr=err)
