@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import hashlib
 import itertools
 import os
 import random
@@ -48,7 +49,14 @@ def make_cornmaze(
 ) -> Callable[..., Game]:
     """A Corn maze with people in every seat (or the given bots), started."""
 
-    def make(seats: int = 2, size: int = 8, bots: list[str] | None = None, clock: str = "P3D"):
+    def make(
+        seats: int = 2,
+        size: int = 8,
+        bots: list[str] | None = None,
+        clock: str = "P3D",
+        seed: bytes | None = None,
+    ):
+        """`seed` fixes the game's random draws (the game must have a seat to join)."""
         creator = make_user()
         plans = [services.SeatPlan()] + [
             services.SeatPlan(bot=(bots[i - 1] if bots and i - 1 < len(bots) else ""))
@@ -62,6 +70,11 @@ def make_cornmaze(
                 clock_choice=clock,
                 seats=plans,
             )
+            if seed is not None:
+                assert game.status == Game.Status.OPEN, "a seed is set before the game starts"
+                Game.objects.filter(pk=game.pk).update(
+                    seed=seed, seed_sha256=hashlib.sha256(seed).hexdigest()
+                )
             for _ in game.seats.filter(user=None, bot=""):
                 services.game_join(game_id=game.pk, user=make_user())
         game.refresh_from_db()
