@@ -6,7 +6,6 @@ one-second sweeps."""
 from __future__ import annotations
 
 import threading
-import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -84,7 +83,7 @@ def test_the_worker_ends_a_game_whose_deadline_passed_and_mails_each_player_once
         timeout=30,
         what="every mail to be sent",
     )
-    time.sleep(3)  # three more sweeps: nothing more may arrive
+    celery_worker_process.wait_for_sweeps(3)  # three more sweeps: nothing more may arrive
     messages = list(smtp_server.messages)
     assert sorted((m["To"], m["Subject"]) for m in messages) == sorted(
         [
@@ -146,13 +145,13 @@ def test_the_sweep_sends_a_mail_whose_task_was_lost(
         patch.setattr(tasks.mail_send, "delay", lambda *args: None)  # the task is lost
         game = make_game(make_player("eve"), make_player("fay"))
     (row,) = Outbox.objects.all()
-    time.sleep(2)
+    celery_worker_process.wait_for_sweeps(2)  # the sweep leaves a row queued just now
     row.refresh_from_db()
     assert row.status == "pending" and not smtp_server.messages
     Outbox.objects.filter(pk=row.pk).update(queued_at=datetime.now(UTC) - timedelta(minutes=20))
     (message,) = smtp_server.wait_for(1)
     assert message["To"] == player_at(game, to_move(game)).email
     wait_until(lambda: Outbox.objects.get(pk=row.pk).status == "sent", timeout=30, what="the row")
-    time.sleep(2)
+    celery_worker_process.wait_for_sweeps(2)
     assert len(smtp_server.messages) == 1
     connections.close_all()

@@ -9,6 +9,7 @@ import email.policy
 import itertools
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -191,6 +192,16 @@ class WorkerProcess:
 
     def output(self) -> str:
         return self.log.read_text(errors="replace")
+
+    def sweeps_done(self) -> int:
+        """How many of the beat's sweeps the worker has finished, as its log says."""
+        return len(re.findall(r"games\.tasks\.sweep_deadlines\[[^]]+\] succeeded", self.output()))
+
+    def wait_for_sweeps(self, count: int, *, timeout: float = 30) -> None:
+        """Until `count` more sweeps have finished: the sign that the worker has looked again,
+        for a test that shows that nothing more happens (never a sleep)."""
+        target = self.sweeps_done() + count
+        wait_until(lambda: self.sweeps_done() >= target, timeout=timeout, what="more sweeps")
 
 
 def purge_queue(queue: str) -> None:
