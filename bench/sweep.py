@@ -83,7 +83,9 @@ def fill(total: int, expired: int) -> None:
     first = cornmaze.to_move(template.state)[0]
     user = a if first == 0 else b
     move = cornmaze.legal_moves(template.state)[0]
-    services.move_submit(game_id=template.pk, user=user, ply=0, move={"shifts": [move[0], move[1]]})
+    services.move_submit(
+        game_id=template.pk, user=user, number=0, move={"shifts": [move[0], move[1]]}
+    )
     template.refresh_from_db()
     (to_move,) = cornmaze.to_move(template.state)
     Game.objects.filter(pk=template.pk).delete()

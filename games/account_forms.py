@@ -9,10 +9,14 @@ from django import forms
 from django.contrib.auth import password_validation
 from django.contrib.auth.forms import PasswordResetForm
 from django.contrib.auth.models import User
-from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
 
-from .accounts import username_problem
+from .accounts import (
+    EMAIL_MAX_LENGTH,
+    USERNAME_MAX_LENGTH,
+    username_normalize,
+    username_problem,
+)
 from .models import Profile
 
 PASSWORD_HINT = "At least 8 characters; not too common, not only digits, not like your name."
@@ -29,13 +33,13 @@ def _password_field(label: str, hint: str = "") -> forms.CharField:
 
 class SignupForm(forms.Form):
     username = forms.CharField(
-        max_length=150,
-        validators=[UnicodeUsernameValidator()],
+        max_length=USERNAME_MAX_LENGTH,
         help_text="The name other players see. Letters, digits and @ . + - _ only.",
         widget=forms.TextInput(attrs={"autocomplete": "username", "autocapitalize": "none"}),
     )
     email = forms.EmailField(
         required=False,
+        max_length=EMAIL_MAX_LENGTH,
         help_text="Optional: for reminders when it is your turn, and to reset a lost password.",
         widget=forms.EmailInput(attrs={"autocomplete": "email"}),
     )
@@ -43,7 +47,8 @@ class SignupForm(forms.Form):
     password2 = _password_field("Password again")
 
     def clean_username(self) -> str:
-        username: str = self.cleaned_data["username"]
+        # The name as it will be stored; the service checks it again (accounts.username_problem).
+        username = username_normalize(self.cleaned_data["username"])
         problem = username_problem(username)
         if problem:
             raise ValidationError(problem)
@@ -71,6 +76,7 @@ class ClaimForm(SignupForm):
 class EmailForm(forms.Form):
     email = forms.EmailField(
         label="Email address",
+        max_length=EMAIL_MAX_LENGTH,
         widget=forms.EmailInput(attrs={"autocomplete": "email"}),
     )
 

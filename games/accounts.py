@@ -10,7 +10,9 @@ from datetime import timedelta
 from django.conf import settings
 from django.contrib.auth import login
 from django.contrib.auth.models import BaseUserManager, User
+from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core import signing
+from django.core.exceptions import ValidationError
 from django.core.mail import EmailMultiAlternatives
 from django.db import IntegrityError, transaction
 from django.http import HttpRequest
@@ -27,6 +29,10 @@ EMAIL_VERIFY_MAX_AGE = timedelta(days=7)
 # Guests are named `Guest NNNNN`; a registered name that looked like one would mislead players.
 RESERVED_PREFIX = "guest"
 USERNAME_TAKEN = "That username is taken. Choose another."
+# What the columns hold; the forms check against these too.
+USERNAME_MAX_LENGTH: int = User._meta.get_field("username").max_length  # type: ignore[assignment]
+EMAIL_MAX_LENGTH: int = User._meta.get_field("email").max_length  # type: ignore[assignment]
+USERNAME_VALIDATOR = UnicodeUsernameValidator()
 
 
 class AccountError(Exception):
@@ -47,8 +53,24 @@ def profile_for(user: User) -> Profile:
     return profile
 
 
+def username_normalize(username: str) -> str:
+    """A name as it is stored and compared: NFKC (`User.normalize_username`), so that `Ｇuest`
+    is `Guest` and `Ｕniq` is `Uniq` before any check."""
+    return str(User.normalize_username(username))
+
+
 def username_problem(username: str, *, exclude_pk: int | None = None) -> str | None:
-    """Why a username cannot be had, or None if it can. Names are unique ignoring case."""
+    """Why a username cannot be had, or None if it can. It is checked as it would be stored
+    (`username_normalize`); names are unique ignoring case."""
+    username = username_normalize(username)
+    if not username:
+        return "Choose a username."
+    if len(username) > USERNAME_MAX_LENGTH:
+        return f"A username has at most {USERNAME_MAX_LENGTH} characters."
+    try:
+        USERNAME_VALIDATOR(username)
+    except ValidationError as error:
+        return " ".join(error.messages)
     if username.lower().startswith(RESERVED_PREFIX):
         return "Names starting with “Guest” are kept for guests. Choose another."
     taken = User.objects.filter(username__iexact=username)
@@ -84,6 +106,7 @@ def guest_link_path(user: User) -> str | None:
 
 def account_create(*, username: str, password: str, email: str) -> User:
     """A registered user with a profile; an email address, if given, is sent a link to verify."""
+    username = username_normalize(username)
     with transaction.atomic():
         _username_check(username, exclude_pk=None)
         try:
@@ -101,6 +124,7 @@ def guest_claim(*, user: User, username: str, password: str, email: str) -> User
     """Turn a guest into a registered user: the same row, so every seat and game stays its own.
     The private link stops working. Returns the updated user (the caller's object is left as it
     was, so a refusal changes nothing anywhere)."""
+    username = username_normalize(username)
     with transaction.atomic():
         locked = User.objects.select_for_update().get(pk=user.pk)
         profile = Profile.objects.select_for_update().filter(user=locked).first()
@@ -140,6 +164,10 @@ def email_address_set(*, user: User, email: str) -> None:
     email = BaseUserManager.normalize_email(email.strip())
     if not email:
         raise AccountError("Enter an email address.", field="email")
+    if len(email) > EMAIL_MAX_LENGTH:
+        raise AccountError(
+            f"An email address has at most {EMAIL_MAX_LENGTH} characters.", field="email"
+        )
     with transaction.atomic():
         locked = User.objects.select_for_update().get(pk=user.pk)
         profile = profile_for(locked)

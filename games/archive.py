@@ -33,6 +33,7 @@ from django.utils.dateparse import parse_datetime
 from django.utils.functional import cached_property
 from django.utils.safestring import SafeString, mark_safe
 
+from .inputs import ascii_int
 from .models import Clock, Game, Move, PlayerResult, Seat
 from .ui import colour
 
@@ -289,10 +290,13 @@ class Cursor:
     def parse(cls, token: str | None) -> Cursor | None:
         if not token:
             return None
-        micros, _, pk = token.partition(".")
+        micros_text, _, pk_text = token.partition(".")
+        micros, pk = ascii_int(micros_text, max_digits=18), ascii_int(pk_text, max_digits=18)
+        if micros is None or pk is None:
+            return None
         try:
-            return cls(at=EPOCH + timedelta(microseconds=int(micros)), id=int(pk))
-        except (ValueError, OverflowError):
+            return cls(at=EPOCH + timedelta(microseconds=micros), id=pk)
+        except OverflowError:
             return None
 
     @property

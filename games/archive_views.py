@@ -19,6 +19,7 @@ from django.views.decorators.vary import vary_on_headers
 from . import archive, replays, selectors
 from .engines import get_engine, is_race
 from .http import HtmxHttpRequest
+from .inputs import ascii_int
 from .models import Game, Seat
 from .records import record_build, record_verify
 from .ui import colour, get_ui, has_ui
@@ -185,11 +186,7 @@ class Control:
 
 
 def _ply(text: str | None, last: int) -> int:
-    try:
-        ply = int(text) if text is not None else 0
-    except ValueError:
-        ply = 0
-    return max(0, min(ply, last))
+    return min(ascii_int(text) or 0, last)
 
 
 def replay_context(game: Game, ply_text: str | None, view_key: str | None) -> dict[str, Any]:

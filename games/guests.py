@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import itertools
 import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from django.contrib.auth import login
 from django.contrib.auth.models import AnonymousUser, User
@@ -39,17 +41,22 @@ def guest_create() -> User:
     return user
 
 
-def player_for(request: HttpRequest) -> User:
-    """The signed-in user, or a new guest signed in on this session (as many a client may
-    make as `RATE_LIMITS["guest_client"]` allows: `limits.Limited` beyond)."""
+@contextmanager
+def player_for(request: HttpRequest) -> Iterator[User]:
+    """The signed-in user, or a new guest for the action in the `with` block: the guest is kept
+    and signed in on this session only if the block succeeds, so an action that is refused (a
+    join of a missing or full game, a game that cannot be made) leaves no guest behind. A client
+    may make as many guests as `RATE_LIMITS["guest_client"]` allows (`limits.Limited` beyond)."""
     user = request.user
     if user.is_authenticated:
         assert not isinstance(user, AnonymousUser)
-        return user
+        yield user
+        return
     limits.check(request, "guest_client", limits.client_ip(request))
-    guest = guest_create()
+    with transaction.atomic():
+        guest = guest_create()
+        yield guest
     login(request, guest, backend=AUTH_BACKEND)
-    return guest
 
 
 def _user_with_a_free_name() -> User:

@@ -264,13 +264,15 @@ def _bots_step(game: Game, now_ms: int) -> None:
         try:
             with transaction.atomic():
                 move = get_bot(KIND, seat.bot)(view, index, rng)
-                services._play(game, seat, game.ply, move, at_ms=landing)
+                number = services.move_number(game, index)
+                services._play(game, seat, number, move, at_ms=landing)
         except Exception:
             # A bot that cannot step must not stop the race: it resigns where it stands.
             logger.exception("the %s bot of game %s seat %s failed", seat.bot, game.pk, index)
             game.refresh_from_db()
             if game.status == Game.Status.ACTIVE:
-                services._play(game, seat, game.ply, {"resign": True}, by_site=True)
+                number = services.move_number(game, index)
+                services._play(game, seat, number, {"resign": True}, by_site=True)
             bots.discard(index)
 
 

@@ -91,13 +91,92 @@ def public_move(
     return shown
 
 
+# The fields the replay reads, each with the JSON type it must have (DESIGN.md, the record):
+# (field, test, what it must be).
+_OBJECT, _ARRAY, _TEXT = "an object", "an array", "a string"
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+_FIELDS: list[tuple[str, Callable[[Any], bool], str]] = [
+    ("game", lambda v: isinstance(v, str), _TEXT),
+    ("seed", lambda v: v is None or isinstance(v, str), "a string or null"),
+    ("seed_sha256", lambda v: isinstance(v, str), _TEXT),
+    ("options", lambda v: isinstance(v, dict), _OBJECT),
+    ("players", lambda v: isinstance(v, list), _ARRAY),
+    ("first_seat", lambda v: v is None or _is_int(v), "a whole number or null"),
+    ("initial", lambda v: isinstance(v, dict), _OBJECT),
+    ("moves", lambda v: isinstance(v, list), _ARRAY),
+    ("result", lambda v: isinstance(v, dict), _OBJECT),
+]
+_MOVE_FIELDS: list[tuple[str, Callable[[Any], bool], str]] = [
+    ("ply", _is_int, "a whole number"),
+    ("seat", _is_int, "a whole number"),
+    ("move", lambda v: isinstance(v, dict), _OBJECT),
+    ("outcome", lambda v: isinstance(v, dict), _OBJECT),
+]
+_RESULT_FIELDS: list[tuple[str, Callable[[Any], bool], str]] = [
+    ("status", lambda v: isinstance(v, str), _TEXT),
+    ("reason", lambda v: isinstance(v, str), _TEXT),
+    ("places", lambda v: isinstance(v, list) and all(map(_is_int, v)), "an array of numbers"),
+]
+
+
+def _malformed(record: JSON) -> list[str]:
+    """What in the record has the wrong JSON type, each in a sentence; [] when every field the
+    replay reads has its type."""
+
+    def check(
+        obj: JSON, fields: list[tuple[str, Callable[[Any], bool], str]], where: str
+    ) -> list[str]:
+        return [
+            f"{where}{name!r} must be {what}, not {_json_type(obj[name])}."
+            if name in obj
+            else f"{where}{name!r} is missing."
+            for name, test, what in fields
+            if name not in obj or not test(obj[name])
+        ]
+
+    problems = check(record, _FIELDS, "The field ")
+    if problems:
+        return problems
+    for i, entry in enumerate(record["moves"]):
+        if not isinstance(entry, dict):
+            problems.append(f"Move {i + 1} must be an object, not {_json_type(entry)}.")
+            continue
+        problems += check(entry, _MOVE_FIELDS, f"In move {i + 1}, the field ")
+        if len(problems) >= 5:  # enough to show what is wrong
+            return problems
+    problems += check(record["result"], _RESULT_FIELDS, "In the result, the field ")
+    return problems
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return _TEXT
+    return _ARRAY if isinstance(value, list) else _OBJECT
+
+
 def record_verify(record: Any) -> list[str]:
-    """Replay a record from its seed. Returns the problems found; none means it checks out."""
+    """Replay a record from its seed. Returns the problems found; none means it checks out. A
+    record that is not one (wrong JSON types, missing fields) gets sentences saying what is
+    malformed, never an exception."""
     if not isinstance(record, dict):
         return ["A record is a JSON object."]
     if record.get("format") != FORMAT:
         return [f"This is not a {FORMAT} record."]
-    engine = ENGINES.get(record.get("game", ""))
+    malformed = _malformed(record)
+    if malformed:
+        return malformed
+    engine = ENGINES.get(record["game"])
     if engine is None:
         return [f"Unknown game {record.get('game')!r}."]
     seed_hex = record.get("seed")
@@ -110,23 +189,23 @@ def record_verify(record: Any) -> list[str]:
     problems: list[str] = []
     if hashlib.sha256(seed).hexdigest() != record.get("seed_sha256"):
         problems.append("The seed does not match the SHA-256 published at the start.")
-    options = {k: v for k, v in (record.get("options") or {}).items() if k != "clock"}
-    players = record.get("players") or []
+    options = {k: v for k, v in record["options"].items() if k != "clock"}
+    players = record["players"]
     try:
         state = engine.start(seed, options, len(players))
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, LookupError, TypeError) as exc:
         return [*problems, f"The game cannot be set up from these options: {exc}"]
     if engine.first_seat(state) != record.get("first_seat"):
         problems.append("The first seat is not the one the seed gives.")
     replay = _hook(record["game"], "replay_move")
-    for entry in record.get("moves") or []:
-        ply = entry.get("ply")
+    for entry in record["moves"]:
+        ply = entry["ply"]
         try:
             move = entry["move"]
             if replay is not None:
-                move = replay(move, entry.get("outcome") or {})
+                move = replay(move, entry["outcome"])
             state, outcome = engine.apply(state, entry["seat"], move)
-        except (IllegalMove, KeyError, TypeError, ValueError, AttributeError) as exc:
+        except (IllegalMove, LookupError, TypeError, ValueError, AttributeError) as exc:
             problems.append(f"Move {ply} is not legal: {exc}")
             return problems
         if json_safe(outcome) != entry.get("outcome"):

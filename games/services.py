@@ -17,7 +17,7 @@ from django.contrib.auth.models import User
 from django.db import connections, router, transaction
 from django.db.models import Field, Model, QuerySet
 
-from . import archive, clock, notifications, races
+from . import archive, clock, engines, notifications, races
 from .bots import get_bot, levels
 from .engines import IllegalMove, get_engine, is_race
 from .engines.base import JSON, Engine, Result
@@ -115,14 +115,23 @@ def game_join(*, game_id: int, user: User) -> Seat:
     return seat
 
 
-def move_submit(*, game_id: int, user: User, ply: int, move: JSON) -> Move:
-    """A person's move. `ply` is the position the player saw: a move for an old one is refused."""
+def move_submit(*, game_id: int, user: User, number: int, move: JSON) -> Move:
+    """A person's move. `number` is the move number the player's form carried (`move_number`):
+    a move for an earlier position, or the same move posted again, is refused."""
     with transaction.atomic():
         game = _locked(game_id)
         seat = game.seats.filter(user=user).first()
         if seat is None:
             raise MoveRefused("You have no seat in this game.")
-        return _play(game, seat, ply, move)
+        return _play(game, seat, number, move)
+
+
+def move_number(game: Game, seat_index: int) -> int:
+    """The number this seat's next move carries (engines.move_number): the game's ply in a game
+    by turns, the runner's own count of steps in a race."""
+    if game.state is None:
+        return game.ply
+    return engines.move_number(game.kind, game.state, seat_index, game.ply)
 
 
 def game_resign(*, game_id: int, user: User) -> Move:
@@ -133,7 +142,7 @@ def game_resign(*, game_id: int, user: User) -> Move:
             raise MoveRefused("You have no seat in this game.")
         if game.status != Game.Status.ACTIVE:
             raise MoveRefused("The game is not in progress.")
-        return _play(game, seat, game.ply, {"resign": True}, by_site=True)
+        return _play(game, seat, move_number(game, seat.index), {"resign": True}, by_site=True)
 
 
 def bot_turn_play(*, game_id: int, ply: int) -> Move | None:
@@ -157,7 +166,7 @@ def bot_turn_play(*, game_id: int, ply: int) -> Move | None:
         game = _locked(game_id)
         if game.status != Game.Status.ACTIVE or game.ply != ply:
             return None
-        return _play(game, game.seats.get(index=index), ply, move)
+        return _play(game, game.seats.get(index=index), move_number(game, index), move)
 
 
 def seat_timeout(*, game_id: int, seat_index: int) -> int:
@@ -195,7 +204,9 @@ def seats_time_out(expired: Sequence[tuple[Game, int]]) -> int:
         if not _play_started(game):
             endings.append(Ending(game, seats[game_id], now, "aborted", None))
             continue
-        record, result = _move_apply(game, seat, game.ply, {"timeout": True}, by_site=True, now=now)
+        record, result = _move_apply(
+            game, seat, move_number(game, index), {"timeout": True}, by_site=True, now=now
+        )
         if result is None or _pace(game) is not TURNS:
             record.save()
             _move_settle(game, result, now=now)
@@ -286,14 +297,15 @@ def _start(game: Game) -> None:
 def _play(
     game: Game,
     seat: Seat,
-    ply: int,
+    number: int,
     move: JSON,
     *,
     by_site: bool = False,
     at_ms: int | None = None,
 ) -> Move:
+    """Apply and store a move; the caller holds the game lock."""
     now = clock.now()
-    record, result = _move_apply(game, seat, ply, move, by_site=by_site, at_ms=at_ms, now=now)
+    record, result = _move_apply(game, seat, number, move, by_site=by_site, at_ms=at_ms, now=now)
     record.save()
     _move_settle(game, result, now=now)
     return record
@@ -302,7 +314,7 @@ def _play(
 def _move_apply(
     game: Game,
     seat: Seat,
-    ply: int,
+    number: int,
     move: JSON,
     *,
     by_site: bool = False,
@@ -310,16 +322,19 @@ def _move_apply(
     now: datetime,
 ) -> tuple[Move, Result | None]:
     """Check a move and apply it to `game` in memory: its state, ply and version. Returns the
-    move, not saved yet, and the result if the game is over."""
+    move, not saved yet, and the result if the game is over. The caller holds the game lock,
+    so of the same move posted many times at once (one `number`) exactly one is applied."""
     if game.status == Game.Status.OPEN:
         raise MoveRefused("The game has not started yet: it is waiting for players.")
     if game.is_over:
         raise MoveRefused("The game is over.")
     engine = _engine(game.kind)
     race = is_race(game.kind)
-    if ply != game.ply and not race:
+    if number != move_number(game, seat.index):
         raise MoveRefused(
-            "That move was for an earlier position: the game has moved on since. "
+            "That step was taken already: the same step counts once. Look at the maze again."
+            if race
+            else "That move was for an earlier position: the game has moved on since. "
             "Look at the board again."
         )
     if not by_site and any(k in move for k in ("timeout", "resign")):

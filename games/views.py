@@ -23,9 +23,10 @@ from .engines import ENGINES, get_engine
 from .engines.base import JSON
 from .guests import player_for
 from .http import HtmxHttpRequest
+from .inputs import ascii_int
 from .models import Game, Seat
 from .records import public_move, record_build
-from .ui import MoveInputError, clock_rule, colour, get_ui, has_ui
+from .ui import MoveInputError, clock_rule, colour, get_ui, has_ui, move_number_field
 
 RESULT_TEXT = {
     "exit": "reached the goal",
@@ -59,15 +60,15 @@ def game_new(request: HtmxHttpRequest, kind: str) -> HttpResponse:
     form = get_ui(kind).create_form(request.POST or None)
     if request.method == "POST" and form.is_valid():
         options, clock_choice, bots = form.create_args()
-        user = player_for(request)
         try:
-            game = services.game_create(
-                kind=kind,
-                creator=user,
-                options=options,
-                clock_choice=clock_choice,
-                seats=[services.SeatPlan(bot=b) for b in bots],
-            )
+            with player_for(request) as user:
+                game = services.game_create(
+                    kind=kind,
+                    creator=user,
+                    options=options,
+                    clock_choice=clock_choice,
+                    seats=[services.SeatPlan(bot=b) for b in bots],
+                )
         except services.GameError as exc:
             form.add_error(None, str(exc))
         else:
@@ -181,6 +182,8 @@ def game_context(
         "winners": [s.name for s in seats if s.place == 1],
         "my_seat": my_seat,
         "your_turn": my_seat is not None and my_seat.index in to_move,
+        # What the move form carries so that the move counts once (services.move_number).
+        "move_number": services.move_number(game, my_seat.index) if my_seat else game.ply,
         "view": view,
         "ui": ui,
         "board": ui.board(view, viewer, draft) if view is not None else None,
@@ -198,9 +201,9 @@ def game_context(
 @require_POST
 @limits.limit("join_player", lambda request, game_id: limits.player_key(request))
 def game_join(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
-    user = player_for(request)
     try:
-        services.game_join(game_id=game_id, user=user)
+        with player_for(request) as user:
+            services.game_join(game_id=game_id, user=user)
     except services.GameError as exc:
         return _refused(request, game_id, str(exc))
     return _after_action(request, game_id)
@@ -216,14 +219,15 @@ def game_move(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
         return _refused(
             request, game_id, "The game has not started yet: it is waiting for players."
         )
-    ply = request.POST.get("ply", "")
-    if not ply.isdigit():
+    ui = get_ui(game.kind)
+    number = ascii_int(request.POST.get(move_number_field(ui)))
+    if number is None:
         return _refused(request, game_id, "That move cannot be read: the form is incomplete.")
     seat = _seat_of(game, request)
     view = get_engine(game.kind).view(game.state, seat)
     try:
-        move = get_ui(game.kind).parse_move(request.POST, view)
-        services.move_submit(game_id=game_id, user=request.user, ply=int(ply), move=move)
+        move = ui.parse_move(request.POST, view)
+        services.move_submit(game_id=game_id, user=request.user, number=number, move=move)
     except (MoveInputError, services.GameError) as exc:
         return _refused(request, game_id, str(exc))
     request.session.pop(_draft_key(game_id), None)

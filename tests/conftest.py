@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import itertools
 import os
 import random
@@ -95,7 +96,14 @@ def make_cornmaze(
 ) -> Callable[..., Game]:
     """A Corn maze with people in every seat (or the given bots), started."""
 
-    def make(seats: int = 2, size: int = 8, bots: list[str] | None = None, clock: str = "P3D"):
+    def make(
+        seats: int = 2,
+        size: int = 8,
+        bots: list[str] | None = None,
+        clock: str = "P3D",
+        seed: bytes | None = None,
+    ):
+        """`seed` fixes the game's random draws (the game must have a seat to join)."""
         creator = make_user()
         plans = [services.SeatPlan()] + [
             services.SeatPlan(bot=(bots[i - 1] if bots and i - 1 < len(bots) else ""))
@@ -109,6 +117,11 @@ def make_cornmaze(
                 clock_choice=clock,
                 seats=plans,
             )
+            if seed is not None:
+                assert game.status == Game.Status.OPEN, "a seed is set before the game starts"
+                Game.objects.filter(pk=game.pk).update(
+                    seed=seed, seed_sha256=hashlib.sha256(seed).hexdigest()
+                )
             for _ in game.seats.filter(user=None, bot=""):
                 services.game_join(game_id=game.pk, user=make_user())
         game.refresh_from_db()
@@ -155,5 +168,7 @@ def play_to_the_end(game: Game, limit: int = 500) -> Game:
             return game
         seat = to_move(game)
         move = get_bot("cornmaze", "simple")(cornmaze.view(game.state, seat), seat, rng)
-        services.move_submit(game_id=game.pk, user=seat_user(game, seat), ply=game.ply, move=move)
+        services.move_submit(
+            game_id=game.pk, user=seat_user(game, seat), number=game.ply, move=move
+        )
     raise AssertionError("the game did not end")

@@ -16,7 +16,7 @@ from django.core import mail, signing
 from django.test import Client, RequestFactory
 from django.urls import reverse
 
-from games import accounts
+from games import accounts, services
 from games.guests import guest_create, player_for
 from games.models import Game, Profile, Seat
 
@@ -308,7 +308,8 @@ def test_player_for_makes_a_guest_once_per_session(rf: RequestFactory) -> None:
     SessionMiddleware(lambda r: None).process_request(request)  # type: ignore[arg-type,return-value]
     request.user = AnonymousUser()
 
-    guest = player_for(request)
+    with player_for(request) as guest:
+        assert SESSION_KEY not in request.session  # signed in only once the action succeeds
 
     assert guest.get_username().startswith("Guest ")
     assert not guest.has_usable_password()
@@ -316,8 +317,21 @@ def test_player_for_makes_a_guest_once_per_session(rf: RequestFactory) -> None:
     assert profile.is_guest
     assert len(profile.guest_key) >= 32
     assert request.session[SESSION_KEY] == str(guest.pk)
-    assert player_for(request) == guest
+    with player_for(request) as again:
+        assert again == guest
     assert User.objects.count() == 1
+
+
+def test_player_for_keeps_no_guest_when_the_action_is_refused(rf: RequestFactory) -> None:
+    request = rf.post("/games/1/join")
+    SessionMiddleware(lambda r: None).process_request(request)  # type: ignore[arg-type,return-value]
+    request.user = AnonymousUser()
+
+    with pytest.raises(services.GameError), player_for(request):
+        raise services.GameError("There is no such game.")
+
+    assert not User.objects.exists() and not Profile.objects.exists()
+    assert SESSION_KEY not in request.session
 
 
 def test_guest_account_page_shows_the_private_link() -> None:

@@ -98,35 +98,56 @@ def bulk_finished(
     return games
 
 
-def play_out(game: Game, *, min_ply: int = 6, states: list | None = None) -> Game:
-    """Play a Corn maze to its end: random legal moves that do not win until `min_ply`, then
-    the move that takes the marker furthest right. Always ends (the first legal move can go
-    round in circles); appends each stored state to `states` if given."""
-    rng = random.Random(game.pk)
-    for _ in range(400):
-        game.refresh_from_db()
-        if states is not None and len(states) == game.ply:
-            states.append(game.state)
-        if game.status != Game.Status.ACTIVE:
-            return game
-        seat = to_move(game)
-        size = game.state["size"]
+def play_plan(
+    state: dict, rng: random.Random, min_ply: int = 6, *, first_ply: int = 0
+) -> list[list[int]]:
+    """The moves of a Corn maze from `state` to its end: random legal moves that do not win
+    until `min_ply` (where there is one), then the move that takes the marker furthest right,
+    which always ends (the first legal move can go round in circles). A pure function of the
+    state and `rng`: with a fixed seed (make_cornmaze(seed=...)) the game is the same every
+    run, and so is its length."""
+    moves: list[list[int]] = []
+    for ply in range(first_ply, first_ply + 400):
+        if cornmaze.result(state) is not None:
+            return moves
+        (seat,) = cornmaze.to_move(state)
+        size = state["size"]
         options = [
-            (cornmaze.apply(game.state, seat, {"shifts": shifts})[1]["end"][1], shifts)
-            for shifts in cornmaze.legal_moves(game.state)
+            (cornmaze.apply(state, seat, {"shifts": shifts})[1]["end"][1], shifts)
+            for shifts in cornmaze.legal_moves(state)
         ]
-        if game.ply + 1 < min_ply:
+        if ply + 1 < min_ply:
             choices = [s for col, s in options if col != size - 1] or [s for _, s in options]
         else:
             best = max(col for col, _ in options)
             choices = [s for col, s in options if col == best]
+        shifts = rng.choice(choices)
+        moves.append(shifts)
+        state = cornmaze.apply(state, seat, {"shifts": shifts})[0]
+    raise AssertionError("the game did not end")
+
+
+def play_out(game: Game, *, min_ply: int = 6, states: list | None = None) -> Game:
+    """Play a Corn maze to its end through the service, as `play_plan` says (its moves drawn
+    from the game's seed); appends each stored state to `states` if given. How long the game
+    lasts depends on the seed: a test that needs a length fixes the seed and asserts it."""
+    game.refresh_from_db()
+    assert game.state is not None
+    if states is not None:
+        states.append(game.state)
+    rng = random.Random(game.seed_sha256)
+    for shifts in play_plan(game.state, rng, min_ply, first_ply=game.ply):
         services.move_submit(
             game_id=game.pk,
-            user=seat_user(game, seat),
-            ply=game.ply,
-            move={"shifts": rng.choice(choices)},
+            user=seat_user(game, to_move(game)),
+            number=game.ply,
+            move={"shifts": shifts},
         )
-    raise AssertionError("the game did not end")
+        game.refresh_from_db()
+        if states is not None:
+            states.append(game.state)
+    assert game.status == Game.Status.FINISHED
+    return game
 
 
 def ids(response) -> list[int]:

@@ -4,9 +4,7 @@ the sweep on PostgreSQL."""
 from __future__ import annotations
 
 import ast
-import random
 import threading
-import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -72,7 +70,7 @@ def test_a_move_after_its_deadline_is_refused_before_the_sweep_runs() -> None:
 
     def submit() -> None:
         services.move_submit(
-            game_id=game.pk, user=player_at(game, mover), ply=1, move=legal_move(game)
+            game_id=game.pk, user=player_at(game, mover), number=1, move=legal_move(game)
         )
 
     def refused():  # type: ignore[no-untyped-def]
@@ -297,7 +295,7 @@ def test_20_threads_posting_the_same_move_apply_it_once(queued: Queued) -> None:
                     return services.move_submit(
                         game_id=plan["game"],  # type: ignore[arg-type]
                         user=plan["user"],  # type: ignore[arg-type]
-                        ply=plan["ply"],  # type: ignore[arg-type]
+                        number=plan["ply"],  # type: ignore[arg-type]
                         move=plan["move"],  # type: ignore[arg-type]
                     )
 
@@ -344,57 +342,54 @@ def test_20_threads_posting_the_same_move_apply_it_once(queued: Queued) -> None:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_move_and_the_sweep_racing_for_a_game_exactly_one_wins(queued: Queued) -> None:
+@pytest.mark.parametrize("when", ["before the deadline", "at the deadline"])
+def test_a_move_and_the_sweep_racing_for_a_game_exactly_one_wins(queued: Queued, when: str) -> None:
+    """A move and the sweep let go at once (a barrier) on one game, in either order: exactly
+    one acts, and which one is decided by the clock (frozen for both threads), not by which
+    thread the lock lets in first: before the deadline the move, from the deadline on the
+    sweep (the move is refused)."""
     players = [make_player(), make_player()]
-    rng = random.Random(3)
-    outcomes = {"move": 0, "timeout": 0}
-    for _ in range(30):
+    for _ in range(5):
         game = make_game(*players)
         play_one(game)  # ply 1: a timeout now loses the game instead of aborting it
         mover = to_move(game)
-        # Both threads start at t0 (after connecting); the deadline falls in the middle of the
-        # window in which each acts, so either may get the game's lock first.
-        t0 = time.time() + 0.3
-        deadline = datetime.fromtimestamp(t0 + 0.04, UTC)
+        deadline = START + timedelta(days=2)
         Seat.objects.filter(game=game, index=mover).update(deadline=deadline)
         move = legal_move(game)
-        players_at = {s.index: s.user for s in game.seats.select_related("user")}
+        user = player_at(game, mover)
         results: list[object] = [None, None]
-        move_at, sweep_at = t0 + rng.uniform(0, 0.08), t0 + rng.uniform(0, 0.08)
+        barrier = threading.Barrier(2)
 
         def submit(
-            at: float = move_at, game_id: int = game.pk, user: object = players_at[mover], move=move
+            game_id: int = game.pk, user: object = user, move=move, barrier=barrier
         ) -> object:
-            connection.ensure_connection()
-            time.sleep(max(0, at - time.time()))
-            return services.move_submit(game_id=game_id, user=user, ply=1, move=move)
+            barrier.wait(timeout=30)
+            return services.move_submit(game_id=game_id, user=user, number=1, move=move)
 
-        def sweep(at: float = sweep_at) -> object:
-            connection.ensure_connection()
-            time.sleep(max(0, at - time.time()))
+        def sweep(barrier: threading.Barrier = barrier) -> object:
+            barrier.wait(timeout=30)
             return sweeps.deadlines_sweep()
 
-        threads = [
-            threading.Thread(target=_in_thread, args=(submit, results, 0)),
-            threading.Thread(target=_in_thread, args=(sweep, results, 1)),
-        ]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(timeout=30)
-        # If the move came too late and the sweep too early, a sweep after the deadline ends it.
-        while datetime.now(UTC) <= deadline:
-            time.sleep(0.005)
-        sweeps.deadlines_sweep()
-
+        now = deadline - timedelta(seconds=1) if when == "before the deadline" else deadline
+        with time_machine.travel(now, tick=False):
+            threads = [
+                threading.Thread(target=_in_thread, args=(submit, results, 0)),
+                threading.Thread(target=_in_thread, args=(sweep, results, 1)),
+            ]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(timeout=30)
+            # The sweep skips a game whose lock the move holds: the next one ends it.
+            sweeps.deadlines_sweep()
+        assert not isinstance(results[1], BaseException), results
         game.refresh_from_db()
         (second,) = Move.objects.filter(game=game, ply=2)
-        if isinstance(results[0], Move):
-            outcomes["move"] += 1
+        if when == "before the deadline":
+            assert isinstance(results[0], Move), results
             assert second.move == move and game.status == Game.Status.ACTIVE
             assert Seat.objects.get(game=game, index=mover).deadline is None
         else:
-            outcomes["timeout"] += 1
             assert isinstance(results[0], services.MoveRefused), results
             assert str(results[0]) in {
                 "Your time for this move has run out.",
@@ -403,8 +398,5 @@ def test_a_move_and_the_sweep_racing_for_a_game_exactly_one_wins(queued: Queued)
             assert second.move == {"timeout": True} and second.seat == mover
             assert game.status == Game.Status.FINISHED
             assert Seat.objects.get(game=game, index=mover).place == 2
-        assert not isinstance(results[1], BaseException), results
         assert Move.objects.filter(game=game).count() == 2
-    # Both sides won some of the races: the test did race.
-    assert outcomes["move"] and outcomes["timeout"], outcomes
     connection.close()

@@ -71,14 +71,16 @@ def test_a_move_in_a_transaction_that_rolls_back_queues_no_task_and_no_mail(
     mover = to_move(game)
     with pytest.raises(RuntimeError), transaction.atomic():
         services.move_submit(
-            game_id=game.pk, user=player_at(game, mover), ply=0, move=legal_move(game)
+            game_id=game.pk, user=player_at(game, mover), number=0, move=legal_move(game)
         )
         assert Outbox.objects.count() == before + 1  # the other player's "your turn" ...
         raise RuntimeError("something later failed")
     assert Outbox.objects.count() == before  # ... gone with the move
     assert queued.calls == []
     # The same move committed queues exactly one mail.
-    services.move_submit(game_id=game.pk, user=player_at(game, mover), ply=0, move=legal_move(game))
+    services.move_submit(
+        game_id=game.pk, user=player_at(game, mover), number=0, move=legal_move(game)
+    )
     (row,) = Outbox.objects.filter(kind="your_turn", ply=1)
     assert queued.calls == [("games.tasks.mail_send", (row.pk,))]
 

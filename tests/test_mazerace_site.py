@@ -89,8 +89,10 @@ def ready_all(game: Game) -> None:
 
 
 def step(game: Game, seat: int, direction: str) -> Move:
+    """The runner's next step, carrying its step number as the page's form does."""
+    number = state_of(game)["runners"][seat]["steps"]
     return services.move_submit(
-        game_id=game.pk, user=user_of(game, seat), ply=0, move={"dir": direction}
+        game_id=game.pk, user=user_of(game, seat), number=number, move={"dir": direction}
     )
 
 
@@ -276,7 +278,7 @@ def test_a_wall_is_refused_with_a_message_and_its_button_is_disabled(started: Ga
     word = rules.WORDS[wall]
     with at(game, 500):
         client = client_for(user_of(game, 0))
-        response = client.post(f"/games/{game.pk}/move", {"ply": "0", "dir": wall}, **HTMX)
+        response = client.post(f"/games/{game.pk}/move", {"step": "0", "dir": wall}, **HTMX)
     assert response.status_code == 409
     page = response.content.decode()
     assert f"There is a wall to the {word}." in page
@@ -291,7 +293,7 @@ def test_a_step_with_a_stale_ply_is_fine_in_a_race(started: Game) -> None:
         step(game, 1, an_open_way(game, 1))
         client = client_for(user_of(game, 0))
         response = client.post(
-            f"/games/{game.pk}/move", {"ply": "0", "dir": an_open_way(game, 0)}, **HTMX
+            f"/games/{game.pk}/move", {"step": "0", "dir": an_open_way(game, 0)}, **HTMX
         )
     assert response.status_code == 200
     assert Move.objects.filter(game=game, seat=0).count() == 1
@@ -589,7 +591,7 @@ def test_the_hint_only_in_a_race_with_a_bot(started: Game) -> None:
     assert 'id="hint-route"' in page
     # The hint goes with the runner's next step.
     with at(game, 20):
-        client.post(f"/games/{game.pk}/move", {"ply": "0", "dir": expected["dir"]}, **HTMX)
+        client.post(f"/games/{game.pk}/move", {"step": "0", "dir": expected["dir"]}, **HTMX)
         assert 'id="hint-route"' not in client.get(f"/games/{game.pk}/").content.decode()
     # Spectators get no hint.
     with at(game, 30):
@@ -776,7 +778,7 @@ def test_no_response_tells_a_viewer_anything_it_has_not_seen(n: int) -> None:
                 "hint": client.post(f"{url}/hint", **HTMX),
                 "ready": client.post(f"{url}/ready", **HTMX),
                 "wall": client.post(
-                    f"{url}/move", {"ply": "0", "dir": wall.get(seat or 0, "N")}, **HTMX
+                    f"{url}/move", {"step": "0", "dir": wall.get(seat or 0, "N")}, **HTMX
                 ),
                 "rules": client.get("/rules/mazerace/"),
                 "lobby": client.get("/"),
@@ -864,7 +866,7 @@ def test_the_steering_buttons_work_without_javascript(started: Game) -> None:
     client = client_for(user_of(game, 0))
     there = an_open_way(game, 0)
     with at(game, 10):
-        response = client.post(f"/games/{game.pk}/move", {"ply": "0", "dir": there})
+        response = client.post(f"/games/{game.pk}/move", {"step": "0", "dir": there})
     assert response.status_code == 302 and response["Location"] == f"/games/{game.pk}/"
     assert state_of(game)["runners"][0]["steps"] == 1
     back = {"N": "S", "S": "N", "E": "W", "W": "E"}[there]
@@ -872,6 +874,6 @@ def test_the_steering_buttons_work_without_javascript(started: Game) -> None:
         page = client.get(response["Location"]).content.decode()
         assert f'<form method="post" action="/games/{game.pk}/move"' in page
         assert 'data-landed-in="0"' in page  # landed at 10 ms: the next may go
-        client.post(f"/games/{game.pk}/move", {"ply": "0", "dir": back})
+        client.post(f"/games/{game.pk}/move", {"step": "1", "dir": back})
         page = client.get(response["Location"]).content.decode()
     assert 'data-landed-in="240"' in page  # it lands at 260 ms: the next goes then

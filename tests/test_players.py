@@ -95,7 +95,7 @@ def test_a_real_time_out_counts(make_cornmaze):
     game = make_cornmaze(seats=2, size=6)
     mover = to_move(game)
     services.move_submit(
-        game_id=game.pk, user=seat_user(game, mover), ply=0, move={"shifts": a_legal_move(game)}
+        game_id=game.pk, user=seat_user(game, mover), number=0, move={"shifts": a_legal_move(game)}
     )
     with time_machine.travel(timezone.now() + timedelta(days=4)):
         services.seat_timeout(game_id=game.pk, seat_index=1 - mover)
@@ -118,7 +118,10 @@ def test_the_results_kept_as_games_end_are_the_results_counted_again(make_cornma
     for game in [pair, trio]:
         mover = to_move(game)
         services.move_submit(
-            game_id=game.pk, user=seat_user(game, mover), ply=0, move={"shifts": a_legal_move(game)}
+            game_id=game.pk,
+            user=seat_user(game, mover),
+            number=0,
+            move={"shifts": a_legal_move(game)},
         )
         with time_machine.travel(timezone.now() + timedelta(days=4)):
             services.seat_timeout(game_id=game.pk, seat_index=to_move(game))

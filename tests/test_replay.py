@@ -4,6 +4,7 @@ viewpoints plug in per game; a fixed number of queries."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 from datetime import timedelta
 
@@ -22,9 +23,17 @@ pytestmark = pytest.mark.django_db
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
+# Seeds whose Corn mazes play_out plays to a known length (its draws come from the seed).
+SEVEN_MOVES = hashlib.sha256(b"replay 1").digest()  # 3 seats, 6x6
+THREE_MOVES = hashlib.sha256(b"short 3").digest()  # 2 seats, 6x6
+FORTY_FOUR_MOVES = hashlib.sha256(b"long 1").digest()  # 6 seats, 12x12
+
+
 @pytest.fixture
 def finished(make_cornmaze) -> Game:
-    return play_out(make_cornmaze(seats=3, size=6))
+    game = play_out(make_cornmaze(seats=3, size=6, seed=SEVEN_MOVES))
+    assert game.ply == 7  # the tests below step through moves 1 to 5
+    return game
 
 
 def loaded(game: Game) -> Game:
@@ -59,7 +68,7 @@ def test_a_resignation_and_a_timeout_replay_too(make_cornmaze):
         if cornmaze.result(cornmaze.apply(game.state, mover, {"shifts": m})[0]) is None
     )
     services.move_submit(
-        game_id=game.pk, user=seat_user(game, mover), ply=0, move={"shifts": shifts}
+        game_id=game.pk, user=seat_user(game, mover), number=0, move={"shifts": shifts}
     )
     states.append(Game.objects.get(pk=game.pk).state)
     with time_machine.travel(timedelta(days=4)):
@@ -225,9 +234,9 @@ def queries(client, url: str, **extra) -> int:
 def test_a_replay_runs_a_fixed_number_of_queries(
     client, make_cornmaze, make_user, django_assert_num_queries
 ):
-    short = play_out(make_cornmaze(seats=2, size=6), min_ply=3)
-    long = play_out(make_cornmaze(seats=6, size=12), min_ply=40)
-    assert short.ply != long.ply
+    short = play_out(make_cornmaze(seats=2, size=6, seed=THREE_MOVES), min_ply=3)
+    long = play_out(make_cornmaze(seats=6, size=12, seed=FORTY_FOUR_MOVES), min_ply=40)
+    assert (short.ply, long.ply) == (3, 44)
     people = [make_user(), make_user()]
     bulk_finished(10, people)
     for game in (short, long):

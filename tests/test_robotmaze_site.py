@@ -83,7 +83,7 @@ def set_up(game: Game) -> None:
         services.move_submit(
             game_id=game.pk,
             user=game.seats.get(index=seat).user,
-            ply=game.ply,
+            number=game.ply,
             move={"warehouse": WAREHOUSES[seat]},
         )
     game.refresh_from_db()
@@ -95,7 +95,7 @@ def play(game: Game, program: str, runs: int) -> Move:
     return services.move_submit(
         game_id=game.pk,
         user=game.seats.get(index=seat).user,
-        ply=game.ply,
+        number=game.ply,
         move={"program": program, "runs": runs},
     )
 
@@ -198,7 +198,7 @@ def test_a_set_up_that_never_finished_is_aborted_on_timeout(game):
     services.move_submit(
         game_id=game.pk,
         user=game.seats.get(index=0).user,
-        ply=0,
+        number=0,
         move={"warehouse": WAREHOUSES[0]},
     )
     Game.objects.filter(pk=game.pk)
@@ -242,14 +242,14 @@ def test_no_viewer_ever_sees_the_other_warehouse_before_the_end(game, make_user,
     services.move_submit(
         game_id=game.pk,
         user=game.seats.get(index=0).user,
-        ply=0,
+        number=0,
         move={"warehouse": WAREHOUSES[0]},
     )
     if stage != "one set up":
         services.move_submit(
             game_id=game.pk,
             user=game.seats.get(index=1).user,
-            ply=1,
+            number=1,
             move={"warehouse": WAREHOUSES[1]},
         )
     if stage == "mid game":

@@ -82,7 +82,7 @@ def test_a_move_is_recorded_and_passes_the_turn(make_cornmaze):
     seat = to_move(game)
     shifts = a_legal_move(game)
     move = services.move_submit(
-        game_id=game.pk, user=seat_user(game, seat), ply=0, move={"shifts": shifts}
+        game_id=game.pk, user=seat_user(game, seat), number=0, move={"shifts": shifts}
     )
     game.refresh_from_db()
     assert (move.ply, move.seat, move.move) == (1, seat, {"shifts": shifts})
@@ -100,7 +100,7 @@ def test_refused_moves_change_nothing(make_cornmaze, make_user):
 
     def refused(user, ply, move, message):
         with pytest.raises(services.MoveRefused, match=message):
-            services.move_submit(game_id=game.pk, user=user, ply=ply, move=move)
+            services.move_submit(game_id=game.pk, user=user, number=ply, move=move)
         game.refresh_from_db()
         assert (game.state, game.ply, game.version, Move.objects.count()) == before
 
@@ -126,7 +126,7 @@ def test_a_blocked_column_is_refused(make_cornmaze):
     Game.objects.filter(pk=game.pk).update(state=state)
     with pytest.raises(services.MoveRefused, match="Column c cannot be shifted"):
         services.move_submit(
-            game_id=game.pk, user=seat_user(game, seat), ply=0, move={"shifts": [2, 0]}
+            game_id=game.pk, user=seat_user(game, seat), number=0, move={"shifts": [2, 0]}
         )
     assert Move.objects.count() == 0
 
@@ -139,7 +139,7 @@ def test_a_whole_game_ends_with_one_winner_and_no_deadlines(make_cornmaze):
     assert not game.seats.exclude(deadline=None).exists()
     with pytest.raises(services.MoveRefused, match="over"):
         services.move_submit(
-            game_id=game.pk, user=seat_user(game, 0), ply=game.ply, move={"shifts": [0, 0]}
+            game_id=game.pk, user=seat_user(game, 0), number=game.ply, move={"shifts": [0, 0]}
         )
 
 
@@ -175,7 +175,7 @@ def test_bots_play_through_the_service(make_cornmaze):
             services.move_submit(
                 game_id=game.pk,
                 user=seat_user(game, 0),
-                ply=game.ply,
+                number=game.ply,
                 move={"shifts": a_legal_move(game)},
             )
     assert game.status == Game.Status.FINISHED
@@ -197,7 +197,7 @@ def test_a_bot_turn_is_queued_on_commit_only(make_cornmaze, django_capture_on_co
         services.move_submit(
             game_id=game.pk,
             user=seat_user(game, 0),
-            ply=game.ply,
+            number=game.ply,
             move={"shifts": a_legal_move(game)},
         )
     game.refresh_from_db()
@@ -213,7 +213,7 @@ def test_a_rolled_back_move_leaves_nothing(make_cornmaze):
         services.move_submit(
             game_id=game.pk,
             user=seat_user(game, seat),
-            ply=0,
+            number=0,
             move={"shifts": a_legal_move(game)},
         )
         raise RuntimeError("something later failed")

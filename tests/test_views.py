@@ -194,7 +194,7 @@ def test_polling_is_cheap_when_nothing_changed(client, make_cornmaze, django_ass
     services.move_submit(
         game_id=game.pk,
         user=seat_user(game, to_move(game)),
-        ply=0,
+        number=0,
         move={"shifts": a_legal_move(game)},
     )
     response = client.get(url, **HTMX)
@@ -217,7 +217,7 @@ def test_record_json_follows_the_format(client, make_cornmaze):
     services.move_submit(
         game_id=game.pk,
         user=seat_user(game, to_move(game)),
-        ply=0,
+        number=0,
         move={"shifts": a_legal_move(game)},
     )
     response = client.get(f"/games/{game.pk}/record.json")
@@ -284,7 +284,7 @@ def test_the_seed_reaches_nobody_before_the_end(client, make_cornmaze, make_user
     services.move_submit(
         game_id=game.pk,
         user=seat_user(game, to_move(game)),
-        ply=0,
+        number=0,
         move={"shifts": a_legal_move(game)},
     )
     game.refresh_from_db()

@@ -78,7 +78,7 @@ def play_one(game: Game) -> int:
     """The seat to move plays a legal move; returns that seat."""
     seat = to_move(game)
     services.move_submit(
-        game_id=game.pk, user=player_at(game, seat), ply=game.ply, move=legal_move(game)
+        game_id=game.pk, user=player_at(game, seat), number=game.ply, move=legal_move(game)
     )
     game.refresh_from_db()
     return seat

@@ -8,7 +8,7 @@ from games.engines import cornmaze as cornmaze
 from games.engines import mazerace as mazerace
 from games.engines import robotmaze as robotmaze
 
-from .base import Engine, IllegalMove, Result
+from .base import JSON, Engine, IllegalMove, Result
 
 ENGINES: dict[str, Engine] = {
     module.SLUG: cast(Engine, module) for module in (cornmaze, robotmaze, mazerace)
@@ -24,4 +24,20 @@ def is_race(slug: str) -> bool:
     return bool(getattr(ENGINES[slug], "SEATS_MOVE_APART", False))
 
 
-__all__ = ["ENGINES", "Engine", "IllegalMove", "Result", "get_engine", "is_race"]
+def move_number(slug: str, state: JSON, seat: int, ply: int) -> int:
+    """What makes a seat's next move unique, and so what its move form carries: the game's ply
+    in a game by turns, the seat's own count of moves in a race (the engine's `move_number`).
+    A move that names another number is refused: posted twice, it counts once."""
+    own = getattr(ENGINES[slug], "move_number", None)
+    return ply if own is None else int(own(state, seat))
+
+
+__all__ = [
+    "ENGINES",
+    "Engine",
+    "IllegalMove",
+    "Result",
+    "get_engine",
+    "is_race",
+    "move_number",
+]

@@ -34,8 +34,11 @@ class Engine(Protocol):
     MAX_SEATS: int
     # Optional names an engine may define:
     #   INITIAL_IS_PUBLIC = True: the record shows `initial` while the game runs.
-    #   SEATS_MOVE_APART = True: a seat's move does not depend on the others' (a race), so a
-    #   move is not refused for naming an earlier ply.
+    #   SEATS_MOVE_APART = True: a seat's move does not depend on the others' (a race): each
+    #   seat counts its own moves, and the engine says how many with
+    #   move_number(state, seat) -> int: the seat's own moves so far (a runner's steps), which
+    #   its next move carries so that the same move posted twice counts once. Without it
+    #   (games by turns) the game's ply does that.
     #   record_move(move, outcome, seat, viewer, over) -> (move, outcome) | None: what one
     #   viewer of the record may see of a move (None: nothing); without it, all is public.
     #   play_started(state) -> bool: whether a real move has been made (set-up moves are not

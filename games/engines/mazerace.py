@@ -116,6 +116,12 @@ def to_move(state: JSON) -> list[int]:
     return [seat for seat, runner in enumerate(state["runners"]) if runner["out"] is None]
 
 
+def move_number(state: JSON, seat: int) -> int:
+    """How many steps this runner has asked for so far (steps accepted, landed or waiting): its
+    next step carries this number, so a step sent twice is taken once."""
+    return int(state["runners"][seat]["steps"])
+
+
 def result(state: JSON) -> Result | None:
     done = state["result"]
     if done is None:

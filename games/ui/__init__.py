@@ -51,6 +51,8 @@ class GameUI(Protocol):
         ...
 
     # Optional, used by the game page when a UI has them (Maze Race does):
+    #   move_number_field: the name of the move form's field that carries the move number
+    #   (services.move_number); "ply" without it, "step" in a race.
     #   page_context(game, view, viewer, now) -> dict: more context for the game page, such
     #   as `poll_every` ("500ms"), `status_template` (drawn as the status line),
     #   `hide_resign`, `aborted_text`.
@@ -73,6 +75,11 @@ def clock_rule(kind: str, seats: int, duration: timedelta | None) -> str:
         return ""
     given = "from the start to get out" if is_race(kind) else "for each move"
     return f"{duration.days} days {given}. {out_of_time(kind, seats)}"
+
+
+def move_number_field(ui: GameUI) -> str:
+    """The move form's field that carries the move number (see GameUI)."""
+    return str(getattr(ui, "move_number_field", "ply"))
 
 
 def colour(seat: int) -> int:

@@ -12,6 +12,7 @@ from django.http import QueryDict
 
 from ..bots import levels
 from ..engines.base import JSON
+from ..inputs import AsciiIntegerField
 from ..models import Clock
 from . import CreateForm, MoveInputError, colour
 
@@ -27,8 +28,8 @@ def column_letter(col: int) -> str:
 
 
 class CornmazeCreateForm(CreateForm):
-    size = forms.IntegerField(min_value=6, max_value=12, initial=8, label="Board size")
-    seats = forms.IntegerField(min_value=2, max_value=MAX_SEATS, initial=2, label="Players")
+    size = AsciiIntegerField(min_value=6, max_value=12, initial=8, label="Board size")
+    seats = AsciiIntegerField(min_value=2, max_value=MAX_SEATS, initial=2, label="Players")
     clock = forms.ChoiceField(
         choices=[(Clock.DAYS_3, "3 days per move"), (Clock.DAYS_30, "30 days per move")],
         initial=Clock.DAYS_3,

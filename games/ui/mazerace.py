@@ -17,6 +17,7 @@ from ..bots import levels
 from ..engines import mazegen
 from ..engines import mazerace as rules
 from ..engines.base import JSON
+from ..inputs import AsciiIntegerField
 from ..models import Clock, Game
 from . import CreateForm, MoveInputError, colour
 
@@ -39,7 +40,7 @@ HOW_OUT = {"exit": "got out", "resign": "resigned", "timeout": "ran out of time"
 
 class MazeraceCreateForm(CreateForm):
     race = forms.ChoiceField(label="Race", choices=RACES, initial=LIVE)
-    seats = forms.IntegerField(
+    seats = AsciiIntegerField(
         min_value=rules.MIN_SEATS, max_value=rules.MAX_SEATS, initial=2, label="Runners"
     )
 
@@ -105,6 +106,7 @@ class UI:
     board_template = "games/boards/mazerace.html"
     move_template = "games/forms/mazerace_move.html"
     hide_log = True  # a race is hundreds of steps; the record has them
+    move_number_field = "step"  # the runner's own count of steps (engine.move_number)
 
     def board(self, view: JSON, viewer: int | None, draft: JSON | None = None) -> dict[str, Any]:
         """The maze as this viewer may see it: a runner's own seen cells and path during the

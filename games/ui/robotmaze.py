@@ -13,6 +13,7 @@ from django.http import QueryDict
 from ..bots import levels
 from ..engines import robotmaze as rules
 from ..engines.base import JSON
+from ..inputs import ascii_int
 from ..models import Clock
 from . import CreateForm, MoveInputError, colour
 
@@ -128,10 +129,10 @@ def read_program(data: QueryDict) -> tuple[str, int]:
         raise MoveInputError("Choose at least one command.")
     if len(program) > rules.MAX_COMMANDS or set(program) - set(rules.DIRECTIONS):
         raise MoveInputError("A program is 1 to 4 commands, each Up, Down, Left or Right.")
-    runs_text = (data.get("runs") or "").strip()
-    if not runs_text.isdigit() or not 1 <= int(runs_text) <= rules.MAX_RUNS:
+    runs = ascii_int(data.get("runs"))
+    if runs is None or not 1 <= runs <= rules.MAX_RUNS:
         raise MoveInputError("Run the program 1 to 4 times.")
-    return program, int(runs_text)
+    return program, runs
 
 
 def read_warehouse(text: str) -> list[str]:

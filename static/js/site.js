@@ -122,7 +122,9 @@
 // Maze Race. Countdowns count between server updates; the server's times stay the truth.
 // Steering: arrow keys, WASD, the buttons (held or clicked) or a swipe on the maze. A held key
 // keeps stepping: the next step is sent when the last one has landed (the page says in how
-// many ms), so at most one step is ever waiting, as the server allows.
+// many ms), so at most one step is ever waiting, as the server allows. Each step carries the
+// runner's step number from the page (the form's `step`); one request is in flight at a time,
+// and a number the server has taken already is refused there, so no step is ever doubled.
 (function () {
   var KEYS = {
     ArrowUp: "N", ArrowRight: "E", ArrowDown: "S", ArrowLeft: "W",
@@ -196,8 +198,9 @@
       race.busy = false;
       if (race.held || race.queued) send();
     };
+    var step = form.elements.step ? form.elements.step.value : "";
     htmx.ajax("POST", form.getAttribute("action"), {
-      source: form, target: "#game", swap: "outerHTML", values: { dir: dir }
+      source: form, target: "#game", swap: "outerHTML", values: { dir: dir, step: step }
     }).then(done, done);
   }
 

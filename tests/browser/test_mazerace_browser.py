@@ -1,24 +1,28 @@
 """A person races a bot in Chromium, steering with the keyboard (single presses, and a held key
 down a corridor), while a real Celery worker runs the race's clock: the bot's steps and the
-close. The results page shows the places and the whole maze."""
+close. The results page shows the places and the whole maze. And a key held down a long
+corridor steps at the fixed speed, each step sent once with its own number."""
 
 from __future__ import annotations
 
+import hashlib
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import parse_qs
 
 import pytest
 from django.conf import settings
 from playwright.sync_api import Page, expect
 
+from games import races
 from games.engines import mazegen
 from games.engines import mazerace as rules
-from games.models import Game
-from tests.test_mazerace_site import way_out
-from tests.worker_fixtures import WorkerProcess, wait_until
+from games.models import Game, Move
+from tests.test_mazerace_site import client_for, make_race, way_out
+from tests.worker_fixtures import Queued, WorkerProcess, wait_until
 
-pytestmark = [pytest.mark.browser, pytest.mark.worker]
+pytestmark = pytest.mark.browser
 
 KEYS = {"N": "ArrowUp", "E": "ArrowRight", "S": "ArrowDown", "W": "ArrowLeft"}
 WASD = {"N": "w", "E": "d", "S": "s", "W": "a"}
@@ -48,6 +52,7 @@ def settled(page: Page, game: Game) -> dict:
     raise AssertionError("the page did not settle")
 
 
+@pytest.mark.worker
 def test_a_person_races_a_bot_with_the_keyboard_to_the_end(
     new_page, celery_worker_process: WorkerProcess
 ) -> None:
@@ -134,3 +139,67 @@ def test_a_person_races_a_bot_with_the_keyboard_to_the_end(
 def way_out_from_start(game: Game) -> list[int]:
     maze = rules.maze_of(game.state)
     return [0] * mazegen.distances(maze, mazegen.START)[mazegen.EXIT]
+
+
+# From a1 this maze runs straight south to a15: 14 steps, then a wall (found by searching seeds).
+CORRIDOR_SEED = hashlib.sha256(b"corridor 5").digest()
+CORRIDOR = 14
+
+
+def test_a_held_key_steps_at_the_fixed_speed_and_sends_each_step_once(
+    new_page, live_server, queued: Queued
+) -> None:
+    game = make_race(2, seed=CORRIDOR_SEED)
+    maze = rules.maze_of(game.state)
+    column_a = [maze[row * mazegen.SIZE] & mazegen.BIT["S"] for row in range(mazegen.SIZE)]
+    assert all(column_a[:CORRIDOR]) and not column_a[CORRIDOR]  # the maze the seed gives
+    page = new_page()
+    session = client_for(game.seats.get(index=0).user).cookies[settings.SESSION_COOKIE_NAME]
+    page.context.add_cookies(
+        [{"name": session.key, "value": session.value, "url": live_server.url}]
+    )
+    # Every step the page sends: its step number, and how many were in flight at once.
+    posted: list[int] = []
+    answers: list[int] = []
+    flying = {"now": 0, "most": 0}
+
+    def sent(request) -> None:  # type: ignore[no-untyped-def]
+        if request.method == "POST" and request.url.endswith("/move"):
+            posted.append(int(parse_qs(request.post_data)["step"][0]))
+            flying["now"] += 1
+            flying["most"] = max(flying["most"], flying["now"])
+
+    def answered(response) -> None:  # type: ignore[no-untyped-def]
+        if response.request.method == "POST" and response.url.endswith("/move"):
+            answers.append(response.status)
+            flying["now"] -= 1
+
+    page.on("request", sent)
+    page.on("response", answered)
+    page.goto(f"/games/{game.pk}/")
+    races.race_ready(game_id=game.pk, user=game.seats.get(index=1).user)
+    page.locator("#ready").click()
+    expect(page.locator("#countdown")).to_contain_text("the race starts in")
+    game.refresh_from_db()
+    assert game.race_starts_at is not None
+    wait_until(lambda: datetime.now(UTC) >= game.race_starts_at, timeout=10, what="the start")
+
+    page.keyboard.down("ArrowDown")
+    # At a15 the wall stops the held key on the page, which sends nothing more.
+    expect(page.locator("#steer-note")).to_have_text(
+        "There is a wall to the south.", timeout=20_000
+    )
+    expect(page.locator("circle[data-runner='0']")).to_have_attribute("data-cell", "a15")
+    page.keyboard.up("ArrowDown")
+
+    steps = list(Move.objects.filter(game=game, seat=0).order_by("ply"))
+    assert [m.move["dir"] for m in steps] == ["S"] * CORRIDOR
+    assert [m.outcome["at"] for m in steps] == [f"a{row}" for row in range(2, CORRIDOR + 2)]
+    # Each step sent once, numbered in order, one at a time, and each taken.
+    assert posted == list(range(CORRIDOR))
+    assert answers == [200] * CORRIDOR
+    assert flying["most"] == 1
+    # Landed at the fixed speed: never two within 250 ms. (Never one sent too early either:
+    # a step asked for while another waits would be refused, and none was.)
+    landings = [m.outcome["landed_ms"] for m in steps]
+    assert all(b - a >= rules.STEP_MS for a, b in zip(landings, landings[1:], strict=False))

@@ -19,12 +19,16 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         path = options["file"]
         try:
-            text = sys.stdin.read() if path == "-" else Path(path).read_text()
+            text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
             record = json.loads(text)
         except OSError as exc:
             raise CommandError(f"Cannot read {path}: {exc.strerror}") from None
-        except json.JSONDecodeError as exc:
+        except UnicodeDecodeError:
+            raise CommandError(f"{path} is not JSON: it is not UTF-8 text.") from None
+        except ValueError as exc:  # JSONDecodeError, or a number too long to read
             raise CommandError(f"{path} is not JSON: {exc}") from None
+        except RecursionError:
+            raise CommandError(f"{path} is nested too deeply to be a record.") from None
         problems = record_verify(record)
         if problems:
             for problem in problems:

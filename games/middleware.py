@@ -1,0 +1,63 @@
+"""Input that no page of the site takes is refused here, before a view, a session or a query sees
+it: a NUL character anywhere in a request (PostgreSQL keeps none in text and errs on one in a
+query, which used to answer 500), and any single value longer than every field of ours. Each
+form still checks its fields against their columns; this is the floor under all of them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+
+NUL = "\x00"
+# Longer than anything a page of ours sends: a path, a token, an address, a passphrase.
+MAX_CHARS = 2000
+
+NUL_REFUSED = (
+    "This request holds a NUL character, which no page of this site takes. "
+    "Check the address or the form and try again."
+)
+TOO_LONG = (
+    f"Part of this request is longer than anything this site takes (at most {MAX_CHARS:,} "
+    "characters). Shorten it and try again."
+)
+
+
+def _values(request: HttpRequest) -> Iterator[str]:
+    """Every value in the request that the site may read: the path, the query string's and the
+    form's names and values, the cookies."""
+    yield request.path
+    for data in (request.GET, request.POST):
+        for key, values in data.lists():
+            yield key
+            yield from values
+    for key, value in request.COOKIES.items():
+        yield key
+        yield value
+
+
+def request_problem(request: HttpRequest) -> str | None:
+    """Why no page of the site can take this request, or None. Headers are checked for NUL
+    only: a browser's own headers may be long."""
+    headers = (v for k, v in request.META.items() if k.startswith("HTTP_") and isinstance(v, str))
+    if any(NUL in header for header in headers):
+        return NUL_REFUSED
+    for value in _values(request):
+        if NUL in value:
+            return NUL_REFUSED
+        if len(value) > MAX_CHARS:
+            return TOO_LONG
+    return None
+
+
+class InputGuardMiddleware:
+    """Answers 400 with a sentence to a request that `request_problem` refuses."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        problem = request_problem(request)
+        if problem is not None:
+            return HttpResponseBadRequest(problem, content_type="text/plain; charset=utf-8")
+        return self.get_response(request)

@@ -1,0 +1,370 @@
+"""Bad input never answers 500 and changes nothing: each case below once did (tests/test_fuzz.py
+looks for more). Digits are ASCII only; NUL and over-long input are refused before any query;
+form fields fit their columns; names are normalised before they are checked; a refused join
+makes no guest; `verify` says what is malformed in a record."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import io
+import json
+import re
+import unicodedata
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import CommandError, call_command
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+from hypothesis import given
+from hypothesis import strategies as st
+
+from games import accounts, services
+from games.guests import guest_create
+from games.inputs import ascii_int
+from games.middleware import MAX_CHARS
+from games.models import Game, Move, Profile
+from games.records import record_build, record_verify
+from tests.conftest import play_to_the_end, seat_user
+from tests.test_archive import play_out
+from tests.test_robotmaze_site import WAREHOUSES
+
+pytestmark = pytest.mark.django_db
+HTMX = {"HTTP_HX_REQUEST": "true"}
+PASSWORD = "correct horse battery"
+NUL_SENTENCE = "This request holds a NUL character"
+
+
+def signed_in(user: User) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+# --- digits ------------------------------------------------------------------------------------
+
+
+@given(st.text(max_size=12))
+def test_ascii_int_reads_ascii_digits_and_nothing_else(text: str) -> None:
+    number = ascii_int(text)
+    plain = text.strip()
+    if plain.isascii() and plain.isdigit() and len(plain) <= 9:
+        assert number == int(plain)
+    else:
+        assert number is None
+
+
+def test_other_scripts_digits_are_not_numbers() -> None:
+    assert "²".isdigit() and ascii_int("²") is None  # isdigit took it; int() then raised
+    assert int("٣") == 3 and ascii_int("٣") is None  # int() took it
+    assert [ascii_int(t) for t in ("7", " 7 ", "0042", "1_0", "+1", "-1", "9" * 10)] == [
+        7,
+        7,
+        42,
+        None,
+        None,
+        None,
+        None,
+    ]
+
+
+def test_a_program_run_a_superscript_number_of_times_is_refused(make_user) -> None:
+    players = [make_user(), make_user()]
+    game = services.game_create(
+        kind="robotmaze",
+        creator=players[0],
+        options={},
+        clock_choice="P3D",
+        seats=[services.SeatPlan(), services.SeatPlan()],
+    )
+    services.game_join(game_id=game.pk, user=players[1])
+    for seat, player in enumerate(players):
+        services.move_submit(
+            game_id=game.pk, user=player, number=seat, move={"warehouse": WAREHOUSES[seat]}
+        )
+    game.refresh_from_db()
+    client = signed_in(seat_user(game, game.state["turn"]))
+    for runs in ("²", "٣", "4²"):
+        data = {"ply": "2", "command_1": "R", "runs": runs}
+        response = client.post(f"/games/{game.pk}/move", data, **HTMX)
+        assert response.status_code == 409
+        assert "Run the program 1 to 4 times." in response.content.decode()
+        response = client.post(f"/games/{game.pk}/draft", data, **HTMX)
+        assert response.status_code == 409
+    assert Move.objects.filter(game=game).count() == 2
+
+
+def test_a_replay_and_the_archive_read_only_ascii_digits(client: Client, make_cornmaze) -> None:
+    game = play_to_the_end(make_cornmaze(seats=2, size=6))
+
+    def shown(ply: str) -> str:
+        response = client.get(f"/games/{game.pk}/replay/", {"ply": ply})
+        assert response.status_code == 200
+        found = re.search(r'id="step" class="replay-step" data-ply="(\d+)"', response.text)
+        assert found, response.text
+        return found.group(1)
+
+    assert shown("1") == "1" and shown(str(game.ply + 5)) == str(game.ply)
+    assert [shown(ply) for ply in ("²", "٣", "-1", "9" * 40)] == ["0"] * 4  # the start
+    for cursor in ("١٢٣.٤", "²", "1.²", "9" * 30 + ".1", "."):
+        assert client.get(f"/archive/?after={cursor}").status_code == 200
+
+
+def test_a_new_game_with_other_digits_is_refused_and_makes_nobody(client: Client) -> None:
+    for seats in ("²", "٣", "３"):
+        response = client.post("/new/cornmaze/", {"size": "8", "seats": seats, "clock": "P3D"})
+        assert response.status_code == 400
+        assert "Enter a whole number." in response.content.decode()
+        response = client.post("/new/mazerace/", {"race": "live", "seats": seats})
+        assert response.status_code == 400
+    assert not User.objects.exists() and not Game.objects.exists()
+
+
+# --- NUL and over-long input ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "data"),
+    [
+        ("get", "/players/%00/", {}),
+        ("get", "/players/%00/feed/", {}),
+        ("get", "/accounts/guest/%00/", {}),
+        ("post", "/accounts/guest/%00/", {}),
+        ("get", "/archive/", {"player": "a\x00b"}),
+        ("get", "/unsubscribe/%00/", {}),
+        ("post", "/accounts/signup/", {"username": "a\x00", "password1": PASSWORD}),
+        ("post", "/accounts/login/", {"username": "x", "password": "\x00"}),
+        ("post", "/accounts/password_reset/", {"email\x00": "a@example.com"}),
+    ],
+)
+def test_a_nul_anywhere_is_refused_with_a_sentence_before_any_query(
+    client: Client, method: str, path: str, data: dict[str, str]
+) -> None:
+    with CaptureQueriesContext(connection) as queries:
+        response = getattr(client, method)(path, data)
+    assert response.status_code == 400
+    assert NUL_SENTENCE in response.content.decode()
+    assert len(queries) == 0
+
+
+def test_a_nul_in_a_cookie_or_a_header_is_refused(client: Client) -> None:
+    client.cookies["sessionid"] = "abcdefgh\x00"
+    assert client.get("/").status_code == 400
+    assert Client().get("/", HTTP_HX_CURRENT_URL="http://x/\x00").status_code == 400
+
+
+def test_over_long_input_is_refused_with_a_sentence(client: Client) -> None:
+    long = "x" * (MAX_CHARS + 1)
+    for response in (
+        client.get(f"/players/{long}/"),
+        client.get("/archive/", {"player": long}),
+        client.post("/accounts/login/", {"username": "x", "password": long}),
+    ):
+        assert response.status_code == 400
+        assert "longer than anything this site takes" in response.content.decode()
+    assert client.get("/archive/", {"player": "x" * MAX_CHARS}).status_code == 200
+
+
+# --- form fields and their columns ------------------------------------------------------------
+
+
+LONG_EMAIL = "a" * 250 + "@example.com"  # 262 characters: the column holds 254
+
+
+def test_an_address_longer_than_its_column_is_refused_everywhere(client: Client) -> None:
+    response = client.post(
+        reverse("signup"),
+        {"username": "Theseus", "email": LONG_EMAIL, "password1": PASSWORD, "password2": PASSWORD},
+    )
+    assert response.status_code == 400
+    assert "at most 254 characters" in response.content.decode()
+    assert not User.objects.exists()
+
+    guest = guest_create()
+    claim = signed_in(guest).post(
+        reverse("guest_claim"),
+        {"username": "Theseus", "email": LONG_EMAIL, "password1": PASSWORD, "password2": PASSWORD},
+    )
+    assert claim.status_code == 400
+    change = signed_in(guest).post(reverse("email_change"), {"email": LONG_EMAIL})
+    assert change.status_code == 400
+    assert "at most 254 characters" in change.content.decode()
+    guest.refresh_from_db()
+    assert guest.email == "" and guest.get_username().startswith("Guest ")
+    # The service refuses it too, whoever calls it.
+    with pytest.raises(accounts.AccountError, match="at most 254"):
+        accounts.email_address_set(user=guest, email=LONG_EMAIL)
+    assert User.objects.get(pk=guest.pk).email == ""
+
+
+# --- names: normalised, then checked ------------------------------------------------------
+
+
+def signup(client: Client, username: str) -> Any:
+    data = {"username": username, "email": "", "password1": PASSWORD, "password2": PASSWORD}
+    return client.post(reverse("signup"), data)
+
+
+def claim(guest: User, username: str) -> Any:
+    data = {"username": username, "email": "", "password1": PASSWORD, "password2": PASSWORD}
+    return signed_in(guest).post(reverse("guest_claim"), data)
+
+
+@pytest.mark.parametrize(
+    ("name", "error"),
+    [
+        ("Ｇuest_1", "kept for guests"),  # NFKC: Guest_1
+        ("ｇｕｅｓｔ", "kept for guests"),
+        ("Ｕniq", "That username is taken"),  # NFKC: Uniq, beside uniq
+        ("ﷺ" * 10, "at most 150 characters"),  # 10 characters that NFKC makes 180
+    ],
+)
+def test_a_name_is_normalised_before_it_is_checked(
+    client: Client, make_user, name: str, error: str
+) -> None:
+    make_user("uniq")
+    users = User.objects.count()
+    response = signup(client, name)
+    assert response.status_code == 400 and error in response.content.decode()
+    guest = guest_create()
+    response = claim(guest, name)
+    assert response.status_code == 400 and error in response.content.decode()
+    assert User.objects.get(pk=guest.pk).get_username().startswith("Guest ")
+    assert User.objects.count() == users + 1  # the guest, and nobody else
+    # No path skips it: the service refuses the same names.
+    with pytest.raises(accounts.AccountError, match=error):
+        accounts.account_create(username=name, password=PASSWORD, email="")
+    with pytest.raises(accounts.AccountError, match=error):
+        accounts.guest_claim(user=guest, username=name, password=PASSWORD, email="")
+
+
+def test_a_claimed_name_is_stored_normalised(make_user) -> None:
+    guest = guest_create()
+    response = claim(guest, "Ｔheseus")
+    assert response.status_code == 302
+    guest.refresh_from_db()
+    assert guest.get_username() == "Theseus" == unicodedata.normalize("NFKC", "Ｔheseus")
+    assert not guest.profile.is_guest
+
+
+# --- a refused join, or a game that cannot be made, makes no guest -------------------------
+
+
+def test_a_refused_join_makes_no_guest(client: Client, make_cornmaze) -> None:
+    running = make_cornmaze()
+    finished = play_to_the_end(make_cornmaze())
+    users, profiles = User.objects.count(), Profile.objects.count()
+    assert client.post("/games/999999/join").status_code == 404
+    assert client.post(f"/games/{running.pk}/join").status_code == 409  # every seat taken
+    assert client.post(f"/games/{finished.pk}/join").status_code == 409
+    assert client.post("/new/cornmaze/", {"size": "99"}).status_code == 400
+    assert client.post("/new/chess/").status_code == 404
+    assert User.objects.count() == users and Profile.objects.count() == profiles
+    assert "_auth_user_id" not in client.session
+    # A join that works makes the guest and signs it in.
+    open_game = services.game_create(
+        kind="cornmaze",
+        creator=seat_user(running, 0),
+        options={"size": 8},
+        clock_choice="P3D",
+        seats=[services.SeatPlan(), services.SeatPlan()],
+    )
+    assert client.post(f"/games/{open_game.pk}/join").status_code == 302
+    assert User.objects.count() == users + 1
+    assert client.session["_auth_user_id"] == str(open_game.seats.get(index=1).user_id)
+
+
+# --- verify explains a malformed record ---------------------------------------------------
+
+
+@pytest.fixture
+def record(make_cornmaze) -> dict[str, Any]:
+    # Eight moves every time (play_out draws them from the seed): the cases use the first two.
+    seed = hashlib.sha256(b"record 1").digest()
+    game = play_out(make_cornmaze(seats=2, size=6, seed=seed))
+    assert game.ply == 8
+    found = record_build(game, viewer_seat=None)
+    assert record_verify(found) == []
+    return found
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "problem"),
+    [
+        (("moves",), {"a": 1}, "The field 'moves' must be an array, not an object."),
+        (("options",), [], "The field 'options' must be an object, not an array."),
+        (("players",), 2, "The field 'players' must be an array, not a number."),
+        (("game",), ["cornmaze"], "The field 'game' must be a string, not an array."),
+        (("seed",), 7, "The field 'seed' must be a string or null, not a number."),
+        (("first_seat",), "0", "must be a whole number or null, not a string."),
+        (("moves", 0), "c e", "Move 1 must be an object, not a string."),
+        (("moves", 0, "seat"), None, "In move 1, the field 'seat' must be a whole number"),
+        (("moves", 1, "move"), [2, 3], "In move 2, the field 'move' must be an object"),
+        (("result", "places"), [1, "2"], "'places' must be an array of numbers"),
+        (("moves", 0, "move", "shifts"), "ce", "Move 1 is not legal"),
+        (("moves", 0, "seat"), 99, "Move 1 is not legal"),
+    ],
+)
+def test_verify_says_what_is_malformed(record, path, value, problem) -> None:
+    broken = copy.deepcopy(record)
+    *parents, last = path
+    target = broken
+    for key in parents:
+        target = target[key]
+    target[last] = value
+    problems = record_verify(broken)
+    assert any(problem in p for p in problems), problems
+
+
+def test_verify_survives_any_value_anywhere(record) -> None:
+    """Any field of a real record replaced by any JSON value: sentences, never an exception."""
+    leaves = st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner),
+        max_leaves=5,
+    )
+
+    def paths(value: Any, at: tuple = ()) -> list[tuple]:
+        found = [at]
+        if isinstance(value, dict):
+            for k, v in value.items():
+                found += paths(v, (*at, k))
+        elif isinstance(value, list):
+            for i, v in enumerate(value[:3]):
+                found += paths(v, (*at, i))
+        return found
+
+    every = paths(record)[1:]
+
+    @given(path=st.sampled_from(every), value=leaves)
+    def check(path: tuple, value: Any) -> None:
+        broken = copy.deepcopy(record)
+        target = broken
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = value
+        problems = record_verify(broken)
+        assert isinstance(problems, list) and all(isinstance(p, str) for p in problems)
+
+    check()
+
+
+def test_the_verify_command_explains_instead_of_a_traceback(tmp_path, record) -> None:
+    path = tmp_path / "record.json"
+    for text, message in [
+        (json.dumps({**record, "moves": {"a": 1}}), "does NOT check out"),
+        ("[" * 100_000, "nested too deeply"),
+        ('{"format": ' + "9" * 5000 + "}", "not JSON"),
+        (b"\xff\xfe{}", "not UTF-8"),
+    ]:
+        if isinstance(text, bytes):
+            path.write_bytes(text)
+        else:
+            path.write_text(text)
+        err = io.StringIO()
+        with pytest.raises(CommandError, match=message):
+            call_command("verify", str(path), stdout=io.StringIO(), stderr=err)
