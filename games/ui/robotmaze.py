@@ -153,10 +153,8 @@ def plan_lines(steps: list[JSON], damage_before: int) -> list[str]:
     """The plan in words, as `outcome_lines` says what happened."""
     lines = []
     damage = damage_before
-    guessed = False
     for step in steps:
         word = COMMAND_WORDS[step["dir"]]
-        maybe = "if the cells not known yet are clear, " if guessed else ""
         if step["result"] == "wall":
             damage += 1
             line = f"{word}: {step['from']} to {TOWARDS[step['dir']]}: wall (damage {damage})"
@@ -165,12 +163,11 @@ def plan_lines(steps: list[JSON], damage_before: int) -> list[str]:
             line = f"{word}: {step['from']} to {step['to']}: crate (damage {damage})"
         elif step["result"] == "unknown":
             line = f"{word}: {step['from']} to {step['to']}: not known yet"
-            guessed = True
         else:
             line = f"{word}: {step['from']} to {step['to']}: clear"
         if step["to"] == rules.EXIT and step["result"] != "crate":
-            line += ": the exit"
-        lines.append(maybe + line)
+            line += ", the exit"
+        lines.append(line)
     if damage >= rules.MAX_DAMAGE:
         lines.append(f"The robot would break down ({rules.MAX_DAMAGE} damage).")
     return lines
@@ -339,6 +336,7 @@ class UI:
             program["text"] = program_text(chosen, program["runs"])
             program["plan"] = program_plan(robot, chosen, program["runs"])
             program["plan_lines"] = plan_lines(program["plan"], robot["damage"])
+            program["guessing"] = any(s["result"] == "unknown" for s in program["plan"])
         program["slots"] = [
             {"slot": i + 1, "value": chosen[i] if i < len(chosen) else ""}
             for i in range(rules.MAX_COMMANDS)

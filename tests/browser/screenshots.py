@@ -24,9 +24,12 @@ OUT = Path(settings.BASE_DIR) / "test-artifacts" / "screens"
 WIDER = """() => {
   const width = document.documentElement.clientWidth;
   const out = [];
+  if (document.documentElement.scrollWidth <= width) return out;
   document.querySelectorAll("body *").forEach((e) => {
     const r = e.getBoundingClientRect();
-    if (r.right > width + 1 && r.width > 0) out.push(`${e.tagName.toLowerCase()}.${e.classList}`);
+    if (r.right > width + 1 && r.width > 0 && !e.closest(".visually-hidden, .table-wrap")) {
+      out.push(`${e.tagName.toLowerCase()}.${e.classList}`);
+    }
   });
   return out.slice(0, 8);
 }"""

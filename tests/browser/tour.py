@@ -46,14 +46,22 @@ class Tour:
 
     def context(self, browser: Browser, base_url: str, role: str, **options) -> BrowserContext:
         """A browser context signed in as `role` (none for the anonymous visitor)."""
-        context = browser.new_context(base_url=base_url, **options)
-        client = self.clients.get(role)
-        if client is not None:
-            cookie = client.cookies[settings.SESSION_COOKIE_NAME]
-            context.add_cookies(
-                [{"name": cookie.key, "value": cookie.value, "url": base_url}]  # type: ignore[list-item]
-            )
-        return context
+        return signed_in(browser, base_url, self.clients.get(role), **options)
+
+
+def signed_in(browser: Browser, base_url: str, client: Client | None, **options) -> BrowserContext:
+    """A browser context with the session of a test client (signed out with None)."""
+    context = browser.new_context(base_url=base_url, **options)
+    if client is not None:
+        cookie = client.cookies[settings.SESSION_COOKIE_NAME]
+        context.add_cookies([{"name": cookie.key, "value": cookie.value, "url": base_url}])
+    return context
+
+
+def client_for(user: User) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
 
 
 def _seed(game: Game, seed: bytes) -> None:
@@ -130,11 +138,9 @@ def build_tour() -> Tour:
     guest = guest_create()
     tour = Tour(users={"anonymous": None, "guest": guest, "player": player, "spectator": spectator})
     for role in ("guest", "player", "spectator"):
-        client = Client()
         user = tour.users[role]
         assert user is not None
-        client.force_login(user)
-        tour.clients[role] = client
+        tour.clients[role] = client_for(user)
 
     # Corn maze: waiting, running (the guest's and the player's turn), finished.
     corn_open = _create("cornmaze", rival, seats=3)
@@ -215,21 +221,17 @@ def build_tour() -> Tour:
     def game(name: str) -> str:
         return reverse("game", args=[games[name].pk])
 
-    everywhere = [
-        ("lobby", reverse("lobby")),
-        ("archive", reverse("archive")),
-        ("player", reverse("player", args=["ariadne"])),
-        ("rules-cornmaze", reverse("rules", args=["cornmaze"])),
-        ("rules-robotmaze", reverse("rules", args=["robotmaze"])),
-        ("rules-mazerace", reverse("rules", args=["mazerace"])),
-        ("new-cornmaze", reverse("game_new", args=["cornmaze"])),
-        ("new-robotmaze", reverse("game_new", args=["robotmaze"])),
-        ("new-mazerace", reverse("game_new", args=["mazerace"])),
-        ("not-found", "/no/such/page/"),
-    ]
+    # The lobby and a player's page are each role's own; the pages that differ only in the
+    # header's account links are visited signed out and signed in (as the guest).
     for role in ROLES:
-        for name, path in everywhere:
-            stop(role, name, path)
+        stop(role, "lobby", reverse("lobby"))
+        stop(role, "player", reverse("player", args=["ariadne"]))
+    for role in ("anonymous", "guest"):
+        stop(role, "archive", reverse("archive"))
+        for kind in ("cornmaze", "robotmaze", "mazerace"):
+            stop(role, f"rules-{kind}", reverse("rules", args=[kind]))
+            stop(role, f"new-{kind}", reverse("game_new", args=[kind]))
+        stop(role, "not-found", "/no/such/page/")
     # Games as a player sees them (its own seats), as a spectator and an anonymous visitor.
     for name in games:
         stop("player", f"game-{name}", game(name))
