@@ -204,6 +204,7 @@ def game_context(
         "title": engine.TITLE,
         "seats": seat_rows,
         "winners": [s.name for s in seats if s.place == 1],
+        "movers": [s.name for s in seats if s.index in to_move],
         "my_seat": my_seat,
         "your_turn": my_seat is not None and my_seat.index in to_move,
         # What the move form carries so that the move counts once (services.move_number).

@@ -121,6 +121,13 @@ def test_a_guest_plays_a_bot_with_javascript_off(browser, live_server, transacti
         first, second = furthest_right(game.state)
         page.check(f"#move-form input[name=first][value={letter(first)}]")
         page.check(f"#move-form input[name=second][value={letter(second)}]")
+        if game.ply < 2:
+            # The preview, by a plain post: the page comes back with the choice kept.
+            page.click("#preview")
+            page.wait_for_load_state()
+            caption = page.locator("#board-caption").inner_text()
+            assert f"Preview of {letter(first)} then {letter(second)}" in caption
+            assert page.is_checked(f"#move-form input[name=second][value={letter(second)}]")
         page.click("#play")
         page.wait_for_load_state()
     game.refresh_from_db()
