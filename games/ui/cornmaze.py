@@ -187,6 +187,7 @@ class UI:
                         "seat": seat,
                         "colour": colour(seat),
                         "shape": MARKS[colour(seat)].path,
+                        "shape_name": MARKS[colour(seat)].name,
                         "cx": MARGIN + c * CELL + half + dx,
                         "cy": MARGIN + r * CELL + half + dy,
                         "name": f"{column_letter(c)}{r + 1}",

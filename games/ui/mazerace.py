@@ -196,6 +196,7 @@ class UI:
                     "y": y + dy,
                     "colour": colour(seat),
                     "shape": MARKS[colour(seat)].path,
+                    "shape_name": MARKS[colour(seat)].name,
                 }
             )
             places = (view.get("result") or {}).get("places") or []

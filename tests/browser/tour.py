@@ -221,28 +221,31 @@ def build_tour() -> Tour:
     def game(name: str) -> str:
         return reverse("game", args=[games[name].pk])
 
-    # The lobby and a player's page are each role's own; the pages that differ only in the
-    # header's account links are visited signed out and signed in (as the guest).
+    # The lobby and a player's page are each role's own. The pages that differ between roles
+    # only in the header's account links are visited once, signed out, and a few signed in.
     for role in ROLES:
         stop(role, "lobby", reverse("lobby"))
         stop(role, "player", reverse("player", args=["ariadne"]))
+    stop("anonymous", "archive", reverse("archive"))
+    for kind in ("cornmaze", "robotmaze", "mazerace"):
+        stop("anonymous", f"rules-{kind}", reverse("rules", args=[kind]))
+        stop("anonymous", f"new-{kind}", reverse("game_new", args=[kind]))
     for role in ("anonymous", "guest"):
-        stop(role, "archive", reverse("archive"))
-        for kind in ("cornmaze", "robotmaze", "mazerace"):
-            stop(role, f"rules-{kind}", reverse("rules", args=[kind]))
-            stop(role, f"new-{kind}", reverse("game_new", args=[kind]))
         stop(role, "not-found", "/no/such/page/")
-    # Games as a player sees them (its own seats), as a spectator and an anonymous visitor.
+    stop("guest", "new-cornmaze", reverse("game_new", args=["cornmaze"]))
+    # Every game as the player sees it: its own seats, and the games waiting for players,
+    # which it may join. A spectator watches those running and finished, and so does an
+    # anonymous visitor; the guest plays in a game of three.
     for name in games:
         stop("player", f"game-{name}", game(name))
-        stop("spectator", f"game-{name}", game(name))
-    for name in ("cornmaze-running", "robotmaze-running", "mazerace-slow", "cornmaze-finished"):
+        if not name.endswith("-open"):
+            stop("spectator", f"game-{name}", game(name))
+    for name in ("cornmaze-running", "mazerace-finished"):
         stop("anonymous", f"game-{name}", game(name))
     stop("guest", "game-cornmaze-three", game("cornmaze-three"))
     for name in ("cornmaze-finished", "robotmaze-finished", "mazerace-finished"):
         replay = reverse("game_replay", args=[games[name].pk])
         stop("anonymous", f"replay-{name}", replay + "?ply=2")
-        stop("player", f"replay-{name}", replay)
     stop("player", "resign-confirm", reverse("game_resign", args=[corn_running.pk]))
     # Accounts: the anonymous visitor's, the guest's, the registered player's.
     for name in ("login", "signup", "password_reset", "password_reset_done"):
