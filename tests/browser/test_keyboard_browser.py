@@ -82,6 +82,8 @@ def test_two_people_play_a_corn_maze_by_keyboard(browser, live_server, transacti
         # The server's preview of these shifts, before playing them.
         expect(page.locator("#board-caption")).to_contain_text(f"Preview of {first} then {second}")
         expect(page.locator("#preview-path")).to_have_count(1)
+        # And said in the form's live region, which stays while the board is swapped.
+        expect(page.locator("#preview-words")).to_contain_text(f"Preview of {first} then {second}")
         tab_to(page, "#play")
         assert (
             page.evaluate("() => getComputedStyle(document.activeElement).outlineStyle") == "solid"
