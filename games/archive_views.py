@@ -4,6 +4,7 @@ to htmx, the partial that changes; every link and form also works as a plain GET
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from html import escape
 from typing import Any
 from urllib.parse import urlencode
@@ -22,7 +23,8 @@ from .http import HtmxHttpRequest
 from .inputs import ascii_int
 from .models import Game, Seat
 from .records import record_build, record_verify
-from .ui import colour, get_ui, has_ui
+from .ui import SEAT_COLOURS, colour, get_ui, has_ui, mark_html
+from .ui.tags import time_html
 
 # A page shows 25 of these. Written out here rather than in a template: Django's template
 # engine (and format_html's lazy-aware escaping) would spend ten times as long on them as the
@@ -38,9 +40,8 @@ ROW_HTML = (
     '<td class="links"><a class="replay-link" href="{replay_url}">Replay</a></td>'
     "</tr>\n"
 )
-SEAT_HTML = (
-    '<li class="seat{winner}"><span class="dot" data-colour="{colour}"></span> {name}{place}</li>'
-)
+SEAT_HTML = '<li class="seat{winner}">{mark} {name}{place}</li>'
+MARKS_HTML = [mark_html(c) for c in range(SEAT_COLOURS)]
 
 
 def rows_html(rows: list[archive.Row]) -> list[SafeString]:
@@ -48,11 +49,7 @@ def rows_html(rows: list[archive.Row]) -> list[SafeString]:
 
 
 def _row_html(row: archive.Row) -> str:
-    finished = (
-        f'<time datetime="{row.finished_iso}">{escape(row.finished_text)}</time>'
-        if row.finished_iso
-        else ""
-    )
+    finished = time_html(datetime.fromisoformat(row.finished_iso)) if row.finished_iso else ""
     return ROW_HTML.format(
         id=row.id,
         url=escape(row.url),
@@ -72,7 +69,7 @@ def _seat_html(seat: archive.SeatRow) -> str:
     name = escape(seat.name)
     return SEAT_HTML.format(
         winner=" winner" if seat.place == 1 else "",
-        colour=seat.colour,
+        mark=MARKS_HTML[seat.colour],
         name=f'<a href="{escape(seat.url)}">{name}</a>'
         if seat.url
         else f'<span class="bot-name">{name}</span>',

@@ -6,10 +6,12 @@ from django.http import (
     Http404,
     HttpResponse,
     HttpResponseBase,
+    HttpResponsePermanentRedirect,
     JsonResponse,
 )
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.response import TemplateResponse
+from django.templatetags.static import static
 from django.utils.cache import patch_cache_control
 from django.views.decorators.http import (
     require_http_methods,
@@ -26,7 +28,15 @@ from .http import HtmxHttpRequest
 from .inputs import ascii_int
 from .models import Game, Seat
 from .records import public_move, record_build
-from .ui import MoveInputError, clock_rule, colour, get_ui, has_ui, move_number_field
+from .ui import (
+    MoveInputError,
+    clock_rule,
+    colour,
+    get_ui,
+    has_ui,
+    move_number_field,
+    resign_costs,
+)
 
 RESULT_TEXT = {
     "exit": "reached the goal",
@@ -35,6 +45,20 @@ RESULT_TEXT = {
     "damage": "the other robot broke down",
     "deadline": "nobody got out: placed by cells covered",
 }
+# With one loser, the page names it.
+LOSER_TEXT = {
+    "timeout": "{} ran out of time",
+    "resign": "{} resigned",
+    "damage": "{}'s robot broke down",
+}
+
+
+def result_text(reason: str, seats: list[Seat]) -> str:
+    """How a finished game ended, after who won: "(bob resigned)"."""
+    losers = [s.name for s in seats if s.place is not None and s.place != 1]
+    if len(losers) == 1 and reason in LOSER_TEXT:
+        return LOSER_TEXT[reason].format(losers[0])
+    return RESULT_TEXT.get(reason, reason)
 
 
 @require_safe
@@ -180,6 +204,7 @@ def game_context(
         "title": engine.TITLE,
         "seats": seat_rows,
         "winners": [s.name for s in seats if s.place == 1],
+        "movers": [s.name for s in seats if s.index in to_move],
         "my_seat": my_seat,
         "your_turn": my_seat is not None and my_seat.index in to_move,
         # What the move form carries so that the move counts once (services.move_number).
@@ -193,7 +218,7 @@ def game_context(
         "clock_text": clock.format_left(game.clock_duration) if game.clock_duration else "live",
         "clock_rule": clock_rule(game.kind, len(seats), game.clock_duration),
         "polling": not game.is_over,
-        "result_text": RESULT_TEXT.get(game.result_reason, game.result_reason),
+        "result_text": result_text(game.result_reason, seats),
         **extra,
     }
 
@@ -290,15 +315,38 @@ def _draft_key(game_id: int) -> str:
     return f"draft:{game_id}"
 
 
-@require_POST
+@require_http_methods(["GET", "HEAD", "POST"])
 def game_resign(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
+    """Resign, once asked: htmx asks in the page (hx-confirm); without JavaScript the form's
+    first post (or a GET) shows a page that asks, and its own form says yes."""
     if not request.user.is_authenticated:
         return _refused(request, game_id, "You have no seat in this game.")
+    confirmed = request.method == "POST" and (request.htmx or request.POST.get("confirm") == "yes")
+    if not confirmed:
+        return _resign_confirm(request, game_id)
     try:
         services.game_resign(game_id=game_id, user=request.user)
     except services.GameError as exc:
         return _refused(request, game_id, str(exc))
     return _after_action(request, game_id)
+
+
+def _resign_confirm(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
+    game = get_object_or_404(Game, pk=game_id)
+    seats = list(game.seats.all())
+    mine = next((s for s in seats if s.user_id == request.user.pk), None)
+    if mine is None or game.status != Game.Status.ACTIVE:
+        return _refused(request, game_id, "You have no seat in a game in progress here.")
+    others = [s.name for s in seats if s != mine]
+    return render(
+        request,
+        "games/resign_confirm.html",
+        {
+            "game": game,
+            "title": get_engine(game.kind).TITLE,
+            "costs": resign_costs(game.kind, others),
+        },
+    )
 
 
 def _after_action(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
@@ -332,6 +380,14 @@ def rules(request: HtmxHttpRequest, kind: str) -> HttpResponse:
     if kind not in ENGINES:
         raise Http404("No such game.")
     return render(request, f"rules/{kind}.html", {"kind": kind, "title": ENGINES[kind].TITLE})
+
+
+@require_safe
+def favicon(request: HtmxHttpRequest) -> HttpResponse:
+    """/favicon.ico, which browsers and feed readers ask for by themselves: the site's icon."""
+    response = HttpResponsePermanentRedirect(static("img/favicon.svg"))
+    patch_cache_control(response, public=True, max_age=86400)
+    return response
 
 
 @require_safe

@@ -23,6 +23,7 @@ urlpatterns = [
     path("players/<str:name>/feed/", PlayerFeed(), name="player_feed"),
     path("rules/<slug:kind>/", views.rules, name="rules"),
     path("healthz", views.healthz, name="healthz"),
+    path("favicon.ico", views.favicon, name="favicon"),
     path("accounts/email/settings/", notification_views.email_settings, name="email_settings"),
     path("unsubscribe/<str:token>/", notification_views.unsubscribe, name="unsubscribe"),
     path("accounts/", include("games.account_urls")),

@@ -178,7 +178,7 @@ def test_finished_and_aborted_games_newest_first_and_nothing_running(client, mak
     assert f">{played.ply}<" in row
     assert f'href="/games/{played.pk}/replay/"' in row
     finished = played.finished_at.isoformat()
-    assert f'<time datetime="{finished}">' in row and "UTC</time>" in row
+    assert f'<time datetime="{finished}"' in row and "UTC</time>" in row
     aborted_row = page.split(f'id="game-{aborted[0].pk}"')[1].split("</tr>")[0]
     assert "aborted" in aborted_row and ">0<" in aborted_row
 

@@ -185,7 +185,7 @@ def test_a_robot_that_reaches_twenty_damage_loses_mid_program_and_all_is_reveale
     names = [game.seats.get(index=seat).name for seat in (0, 1)]
     for robot, owner in ((0, 1), (1, 0)):
         title = f"{names[robot]}'s robot in {names[owner]}'s warehouse"
-        assert re.search(rf"<h3><span class=\"dot\"[^>]*></span> {re.escape(title)}</h3>", page)
+        assert re.search(rf"<h2 [^>]*><svg class=\"mark\".*?</svg> {re.escape(title)}</h2>", page)
     replay = Client().get(reverse("game_replay", args=[game.pk]) + "?ply=3").content.decode()
     assert f"{names[1]}'s robot in {names[0]}'s warehouse" in replay
     record = json.loads(Client().get(f"/games/{game.pk}/record.json").content)

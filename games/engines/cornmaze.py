@@ -214,13 +214,16 @@ def legal_moves(view_or_state: JSON) -> list[list[int]]:
 
 
 def walk(arrows: Sequence[Sequence[str]], start: Sequence[int]) -> list[list[int]]:
-    """The marker's path from `start` (its cell after the shifts): one step right, then arrows."""
+    """The marker's path from `start` (its cell after the shifts): one step right, then arrows.
+    It stops on any other character: an arrow not known yet, in a preview of a move."""
     size = len(arrows)
     row, col = start[0], start[1] + 1
     path = [[start[0], start[1]], [row, col]]
     visited = {(start[0], start[1]), (row, col)}
     while True:
         arrow = arrows[row][col]
+        if arrow not in ARROWS:
+            break
         if arrow == "<":
             if col == 0:
                 break

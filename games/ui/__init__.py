@@ -4,18 +4,52 @@ the views stay the same for all of them."""
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Protocol
 
 from django import forms
 from django.http import QueryDict
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
 
 from ..engines import is_race
 from ..engines.base import JSON
 
-# Seats are painted through a data-colour attribute (0 to 5; static/css/site.css), never a
-# style attribute, which the Content-Security-Policy refuses.
+# Seats are painted through a data-colour attribute (0 to 5; static/css/site.css, the
+# Okabe-Ito colours, told apart in the common colour blindnesses), never a style attribute,
+# which the Content-Security-Policy refuses. Each seat has a shape too, so that no marker is
+# told from another by its colour alone.
 SEAT_COLOURS = 6
+
+
+def _polygon(corners: int, radius: float, inner: float = 0.0, turn: float = 0.0) -> str:
+    """An SVG path of a regular polygon (a star with `inner`) centred on 0,0, a corner up."""
+    points = []
+    for i in range(corners * (2 if inner else 1)):
+        r = inner if inner and i % 2 else radius
+        angle = math.pi * (2 * i / (corners * (2 if inner else 1)) - 0.5 + turn)
+        points.append(f"{r * math.cos(angle):.1f} {r * math.sin(angle):.1f}")
+    return "M" + "L".join(points) + "Z"
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A seat's shape, as an SVG path about 20 units across, centred on 0,0."""
+
+    name: str
+    path: str
+
+
+MARKS = [
+    Mark("circle", "M-9 0a9 9 0 1 0 18 0a9 9 0 1 0-18 0Z"),
+    Mark("square", "M-8 -8h16v16h-16Z"),
+    Mark("triangle", "M0 -11L10 7H-10Z"),
+    Mark("diamond", "M0 -10.5L10.5 0L0 10.5L-10.5 0Z"),
+    Mark("star", _polygon(5, 11, inner=4.6)),
+    Mark("hexagon", _polygon(6, 9.8, turn=1 / 6)),
+]
 
 
 class MoveInputError(Exception):
@@ -68,6 +102,15 @@ def out_of_time(kind: str, seats: int) -> str:
     return "A player who runs out of time loses."
 
 
+def resign_costs(kind: str, others: list[str]) -> str:
+    """What resigning does to the player who asks, given the names of the other seats."""
+    if is_race(kind):
+        return "You are out where you stand, placed by the cells you covered."
+    if len(others) > 1:
+        return "You leave the game: your marker leaves the board and the others play on."
+    return f"You lose the game: {others[0]} wins."
+
+
 def clock_rule(kind: str, seats: int, duration: timedelta | None) -> str:
     """The game page's line under the players: what the clock gives and what running out
     costs ("" for a live race, which has no days on its clock)."""
@@ -83,8 +126,23 @@ def move_number_field(ui: GameUI) -> str:
 
 
 def colour(seat: int) -> int:
-    """A seat's colour, as its dot, marker, runner, robot and path carry it in data-colour."""
+    """A seat's colour, as its mark, marker, runner, robot and path carry it in data-colour;
+    the seat's shape is `MARKS[colour(seat)]`."""
     return seat % SEAT_COLOURS
+
+
+def mark_html(colour: int, size: int = 16) -> SafeString:
+    """A seat's mark beside its name (in the seats, the log, the results): its shape in its
+    colour, the same as its marker on the board. Hidden from screen readers, which read the
+    name."""
+    return format_html(
+        '<svg class="mark" viewBox="-12 -12 24 24" width="{}" height="{}" aria-hidden="true"'
+        ' data-colour="{}"><path d="{}"></path></svg>',
+        size,
+        size,
+        colour,
+        MARKS[colour % SEAT_COLOURS].path,
+    )
 
 
 def get_ui(slug: str) -> GameUI:

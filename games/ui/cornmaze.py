@@ -11,12 +11,14 @@ from django import forms
 from django.http import QueryDict
 
 from ..bots import levels
+from ..engines import cornmaze as rules
 from ..engines.base import JSON
 from ..inputs import AsciiIntegerField
 from ..models import Clock
-from . import CreateForm, MoveInputError, colour
+from . import MARKS, CreateForm, MoveInputError, colour
 
 ARROW_GLYPHS = {"<": "←", ">": "→", "^": "↑", "v": "↓"}
+ARROW_WORDS = {"<": "left", ">": "right", "^": "up", "v": "down"}
 CELL = 44  # pixels per cell in the SVG board
 MARGIN = 28  # room for the column letters and row numbers
 PERSON = "person"
@@ -63,8 +65,72 @@ class Cell:
     x: int
     y: int
     glyph: str
-    on_path: bool
+    words: str  # the arrow as the board's table says it
+    step: int | None  # the cell's place on the path drawn (1 is where the turn starts)
     name: str
+    markers: tuple[int, ...]  # the seats whose marker stands here
+    new: bool  # an arrow that drops in when the move is played: not known yet
+
+
+@dataclass(frozen=True)
+class Preview:
+    """Where the chosen shifts would take the viewer's marker, from what the viewer sees: the
+    arrows that drop in are drawn when the move is played, so they are not known here (`?`),
+    and the path stops where it meets one."""
+
+    shifts: list[int]
+    arrows: list[str]  # the board after the shifts, UNKNOWN for each new arrow
+    markers: list[list[int] | None]
+    path: list[list[int]]
+    ends: list[tuple[float, list[int]]]  # where it may end, each new arrow equally likely
+
+
+UNKNOWN = "?"
+
+
+def preview(view: JSON, seat: int, shifts: list[int]) -> Preview:
+    size: int = view["size"]
+    grid = [list(row) for row in view["arrows"]]
+    markers: list[list[int] | None] = [list(m) if m else None for m in view["markers"]]
+    for col in shifts:
+        for row in range(size - 1, 0, -1):
+            grid[row][col] = grid[row - 1][col]
+        grid[0][col] = UNKNOWN
+        for marker in markers:
+            if marker is not None and marker[1] == col:
+                marker[0] = (marker[0] + 1) % size
+    mine = markers[seat]
+    assert mine is not None
+    return Preview(
+        shifts=list(shifts),
+        arrows=["".join(row) for row in grid],
+        markers=markers,
+        path=rules.walk(grid, mine),
+        ends=rules.simulate(view, seat, shifts),
+    )
+
+
+def shifts_problem(view: JSON, shifts: list[int]) -> str:
+    """Why this pair of shifts may not be played now ("" when it may), as the engine says it."""
+    after = rules.blocked_after(view["markers"], view["size"])
+    first, second = shifts
+    if str(first) not in after:
+        return (
+            f"Column {column_letter(first)} cannot be shifted: a marker stands in its bottom row."
+        )
+    if second in after[str(first)]:
+        return (
+            f"Column {column_letter(second)} cannot be shifted second: after the first shift, "
+            "a marker stands in its bottom row."
+        )
+    return ""
+
+
+def chance(probability: float) -> str:
+    if probability >= 1:
+        return "for sure"
+    quarters = {0.25: "1 chance in 4", 0.5: "1 chance in 2", 0.75: "3 chances in 4"}
+    return quarters.get(probability, f"{probability:.0%}")
 
 
 class UI:
@@ -76,8 +142,24 @@ class UI:
     def board(self, view: JSON, viewer: int | None, draft: JSON | None = None) -> dict[str, Any]:
         size: int = view["size"]
         last = view.get("last") or {}
-        path = [tuple(p) for p in last.get("path") or []]
-        on_path = set(path)
+        chosen = self._chosen(view, viewer, draft)
+        shown: Preview | None = None
+        problem = ""
+        first, second = chosen.get("first"), chosen.get("second")
+        if first is not None and second is not None:
+            shifts = [first, second]
+            problem = shifts_problem(view, shifts)
+            if not problem:
+                assert viewer is not None
+                shown = preview(view, viewer, shifts)
+        arrows = shown.arrows if shown else view["arrows"]
+        marker_cells = shown.markers if shown else view["markers"]
+        path = [tuple(p) for p in (shown.path if shown else last.get("path") or [])]
+        steps = {cell: i + 1 for i, cell in enumerate(path)}
+        at: dict[tuple[int, int], list[int]] = {}
+        for seat, pos in enumerate(marker_cells):
+            if pos is not None:
+                at.setdefault((pos[0], pos[1]), []).append(seat)
         half = CELL // 2
         cells = [
             Cell(
@@ -85,37 +167,42 @@ class UI:
                 col=c,
                 x=MARGIN + c * CELL,
                 y=MARGIN + r * CELL,
-                glyph=ARROW_GLYPHS.get(view["arrows"][r][c], "?"),
-                on_path=(r, c) in on_path,
+                glyph=ARROW_GLYPHS.get(arrows[r][c], "?"),
+                words=ARROW_WORDS.get(arrows[r][c], "a new arrow, not known yet"),
+                step=steps.get((r, c)),
                 name=f"{column_letter(c)}{r + 1}",
+                markers=tuple(at.get((r, c), ())),
+                new=arrows[r][c] == UNKNOWN,
             )
             for r in range(size)
             for c in range(size)
         ]
         markers = []
-        occupied: dict[tuple[int, int], int] = {}
-        for seat, pos in enumerate(view["markers"]):
-            if pos is None:
-                continue
-            r, c = pos
-            n = occupied.get((r, c), 0)
-            occupied[(r, c)] = n + 1
-            # Markers sharing a cell are spread a little so that each stays visible.
-            dx, dy = [(0, 0), (10, 10), (-10, 10), (10, -10), (-10, -10), (0, 12)][n % 6]
-            markers.append(
-                {
-                    "seat": seat,
-                    "colour": colour(seat),
-                    "cx": MARGIN + c * CELL + half + dx,
-                    "cy": MARGIN + r * CELL + half + dy,
-                    "name": f"{column_letter(c)}{r + 1}",
-                }
-            )
+        for (r, c), seats in at.items():
+            for n, seat in enumerate(seats):
+                # Markers sharing a cell are spread a little so that each stays visible.
+                dx, dy = [(0, 0), (10, 10), (-10, 10), (10, -10), (-10, -10), (0, 12)][n % 6]
+                markers.append(
+                    {
+                        "seat": seat,
+                        "colour": colour(seat),
+                        "shape": MARKS[colour(seat)].path,
+                        "shape_name": MARKS[colour(seat)].name,
+                        "cx": MARGIN + c * CELL + half + dx,
+                        "cy": MARGIN + r * CELL + half + dy,
+                        "name": f"{column_letter(c)}{r + 1}",
+                    }
+                )
         blocked = set(view.get("blocked", []))
         blocked_after = {
             column_letter(int(first)): [column_letter(c) for c in cols]
             for first, cols in (view.get("blocked_after") or {}).items()
         }
+        # Without JavaScript the second shift's choices are greyed from the first one kept.
+        blocked_second = set(
+            (view.get("blocked_after") or {}).get(str(first), []) if first is not None else []
+        )
+        shifted = set(shown.shifts) if shown else set()
         return {
             "size": size,
             "cells": cells,
@@ -125,7 +212,9 @@ class UI:
             "path_points": " ".join(
                 f"{MARGIN + c * CELL + half},{MARGIN + r * CELL + half}" for r, c in path
             ),
-            "path_colour": colour(last["seat"]) if last else "",
+            "path_colour": colour(viewer if shown and viewer is not None else last.get("seat", 0))
+            if path
+            else "",
             "side": MARGIN + size * CELL + 4,
             "columns": [
                 {
@@ -133,11 +222,51 @@ class UI:
                     "letter": column_letter(c),
                     "x": MARGIN + c * CELL + half,
                     "blocked": c in blocked,
+                    "blocked_second": c in blocked_second,
+                    "shifted": c in shifted,
                 }
                 for c in range(size)
             ],
-            "rows": [{"number": r + 1, "y": MARGIN + r * CELL + half + 5} for r in range(size)],
+            "rows": [
+                {
+                    "number": r + 1,
+                    "y": MARGIN + r * CELL + half + 5,
+                    "cells": cells[r * size : (r + 1) * size],
+                }
+                for r in range(size)
+            ],
             "blocked_after_json": json.dumps(blocked_after),
+            "chosen": {k: column_letter(v) for k, v in chosen.items() if v is not None},
+            "preview": self._preview_words(shown, size) if shown else None,
+            "preview_problem": problem,
+            "last_shifts": " then ".join(column_letter(c) for c in last.get("shifts", [])),
+        }
+
+    @staticmethod
+    def _chosen(view: JSON, viewer: int | None, draft: JSON | None) -> dict[str, int | None]:
+        """The shifts the viewer has chosen for this turn, kept in its draft."""
+        if not draft or viewer is None or view["to_move"] != viewer:
+            return {}
+        if draft.get("turn") != view["turn"]:
+            return {}
+        return {"first": draft.get("first"), "second": draft.get("second")}
+
+    @staticmethod
+    def _preview_words(shown: Preview, size: int) -> dict[str, Any]:
+        end = shown.path[-1]
+        stopped = shown.arrows[end[0]][end[1]] == UNKNOWN
+        return {
+            "shifts": " then ".join(column_letter(c) for c in shown.shifts),
+            "end": f"{column_letter(end[1])}{end[0] + 1}",
+            "stopped": stopped,
+            "ends": [
+                {
+                    "cell": f"{column_letter(c)}{r + 1}",
+                    "chance": chance(p),
+                    "wins": c == size - 1,
+                }
+                for p, (r, c) in shown.ends
+            ],
         }
 
     def parse_move(self, data: QueryDict, view: JSON) -> JSON:
@@ -154,5 +283,17 @@ class UI:
         return {"shifts": shifts}
 
     def draft_update(self, data: QueryDict, view: JSON, draft: JSON | None) -> JSON:
-        # Two clicks and a button: nothing to keep between requests.
-        return {}
+        """The shifts chosen so far, for the preview: either may be missing yet."""
+        size: int = view["size"]
+        kept: JSON = {"turn": view["turn"]}
+        for name in ("first", "second"):
+            letter = (data.get(name) or "").strip().lower()
+            if not letter:
+                kept[name] = None
+            elif len(letter) == 1 and "a" <= letter <= column_letter(size - 1):
+                kept[name] = ord(letter) - ord("a")
+            else:
+                raise MoveInputError(
+                    f"Choose a column from a to {column_letter(size - 1)} for the {name} shift."
+                )
+        return kept

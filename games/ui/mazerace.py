@@ -19,7 +19,7 @@ from ..engines import mazerace as rules
 from ..engines.base import JSON
 from ..inputs import AsciiIntegerField
 from ..models import Clock, Game
-from . import CreateForm, MoveInputError, colour
+from . import MARKS, CreateForm, MoveInputError, colour
 
 CELL = 30  # pixels per cell
 MARGIN = 24  # room for the column letters and row numbers
@@ -95,6 +95,34 @@ def _walls(cells: dict[str, int]) -> str:
     return "".join(parts)
 
 
+def _table(
+    seen: dict[str, int], here: dict[str, list[str]], visited: set[str], exit_cell: str
+) -> str:
+    """The maze as a table for a screen reader, row by row: the open ways of every cell seen,
+    fog for the others, where each runner is, the path walked. Built here, not in a template
+    loop, as the cells are (it is sent twice a second)."""
+    head = "".join(f'<th scope="col">{c}</th>' for c in mazegen.COLUMNS)
+    rows = []
+    for r in range(mazegen.SIZE):
+        cells = []
+        for c in range(mazegen.SIZE):
+            name = mazegen.NAMES[r * mazegen.SIZE + c]
+            words = []
+            if name in seen:
+                ways = [rules.WORDS[d] for d in mazegen.DIRECTIONS if seen[name] & mazegen.BIT[d]]
+                words.append("open " + ", ".join(ways) if ways else "closed")
+            else:
+                words.append("fog")
+            if name == exit_cell:
+                words.append("exit")
+            if name in visited:
+                words.append("your path")
+            words += here.get(name, [])
+            cells.append(f"<td>{'; '.join(words)}</td>")
+        rows.append(f'<tr><th scope="row">{r + 1}</th>{"".join(cells)}</tr>')
+    return f"<thead><tr><td></td>{head}</tr></thead><tbody>{''.join(rows)}</tbody>"
+
+
 def seconds(ms: int) -> str:
     """A race time as the results show it: `12.75 s`."""
     return f"{ms / 1000:.2f} s"
@@ -156,11 +184,24 @@ class UI:
             for seat, track in tracks
         ]
         runners = []
+        here: dict[str, list[str]] = {}
         for seat, track in tracks:
             dx, dy = PATH_OFFSETS[seat % len(PATH_OFFSETS)] if several else (0, 0)
             x, y = _centre(track["at"])
             runners.append(
-                {"seat": seat, "at": track["at"], "x": x + dx, "y": y + dy, "colour": colour(seat)}
+                {
+                    "seat": seat,
+                    "at": track["at"],
+                    "x": x + dx,
+                    "y": y + dy,
+                    "colour": colour(seat),
+                    "shape": MARKS[colour(seat)].path,
+                    "shape_name": MARKS[colour(seat)].name,
+                }
+            )
+            places = (view.get("result") or {}).get("places") or []
+            here.setdefault(track["at"], []).append(
+                f"the runner placed {places[seat]} ends here" if over and places else "you are here"
             )
         hint = None
         if not over and draft and (draft.get("hint") or {}).get("steps") == view["steps"]:
@@ -182,6 +223,8 @@ class UI:
             "inner": size * CELL,
             "margin": MARGIN,
             "cells": mark_safe("".join(cells)),  # each part is format_html's
+            # Only fixed words and cell names: nothing to escape.
+            "table": mark_safe(_table(seen, here, visited, view["exit"])),
             "walls": _walls(seen),
             "paths": paths,
             "runners": runners,

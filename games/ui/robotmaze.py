@@ -51,39 +51,126 @@ def _grid(
     blockers: set[str] = frozenset(),  # type: ignore[assignment]
     walls: list[JSON] | None = None,
     clickable: bool = False,
+    plan: list[JSON] | None = None,
 ) -> list[list[dict[str, Any]]]:
+    """The cells of a grid, each with its classes for the eye and its words for a screen
+    reader, in the same order."""
     order = {cell: i for i, cell in enumerate(path or [])}
     hit = {(w["at"], w["dir"]) for w in walls or []}
+    planned: dict[str, list[int]] = {}
+    unknown: set[str] = set()
+    bumped: set[str] = set()
+    for number, step in enumerate(plan or [], start=1):
+        if step["result"] in {"clear", "unknown"}:
+            planned.setdefault(step["to"], []).append(number)
+        if step["result"] == "unknown":
+            unknown.add(step["to"])
+        if step["result"] in {"crate", "wall"}:
+            bumped.add(step["to"] or step["from"])
     rows = []
     for r in range(rules.SIZE):
         row = []
         for c in range(rules.SIZE):
             name = rules.cell_name(r, c)
             classes = []
-            if name in crates:
-                classes.append("crate")
-            if name in found:
-                classes.append("found")
-            if name in order:
-                classes.append("path")
-            if name in blockers:
-                classes.append("blocker")
+            words = []
             if name == rules.ENTRANCE:
                 classes.append("entrance")
+                words.append("entrance")
             if name == rules.EXIT:
                 classes.append("exit")
+                words.append("exit")
+            if name in crates:
+                classes.append("crate")
+                words.append("crate")
+            if name in found:
+                classes.append("found")
+                words.append("crate found by the robot" if name not in crates else "found")
+            if name in order:
+                classes.append("path")
+                words.append("robot's path")
+            if name in blockers:
+                classes.append("blocker")
+                words.append("blocks the way")
+            cell_walls = "".join(d for d in "UDLR" if (name, d) in hit)
+            if cell_walls:
+                words.append("wall hit " + " and ".join(TOWARDS[d] for d in cell_walls))
+            if name in planned:
+                classes.append("plan")
+                if name in unknown:
+                    classes.append("unknown")
+                steps = ", ".join(str(n) for n in planned[name])
+                words.append(
+                    f"program step {steps}" + (", not known yet" if name in unknown else "")
+                )
+            if name in bumped:
+                classes.append("bump")
+                words.append("the program bumps here")
             row.append(
                 {
                     "name": name,
                     "classes": " ".join(classes),
+                    "words": "; ".join(words),
                     "robot": name == robot,
                     "robot_colour": colour(robot_seat) if robot_seat is not None else "",
-                    "walls": "".join(d for d in "UDLR" if (name, d) in hit),
+                    "walls": cell_walls,
                     "clickable": clickable,
+                    "crate": name in crates,
+                    "step": planned[name][0] if name in planned else None,
                 }
             )
         rows.append(row)
     return rows
+
+
+def program_plan(robot: JSON, program: str, runs: int) -> list[JSON]:
+    """The program's commands from where the robot stands, as far as its open grid knows the
+    warehouse: the cells it has been on are clear, the crates it hit are crates, the edges are
+    walls; any other cell is "unknown", and the plan goes on as if it were clear. Nothing here
+    comes from the warehouse itself."""
+    clear = set(robot["visited"])
+    crates = set(robot["crates"])
+    at = robot["at"]
+    damage = robot["damage"]
+    steps: list[JSON] = []
+    for _ in range(runs):
+        for direction in program:
+            to, result = rules.step(EMPTY_WAREHOUSE, at, direction)
+            if to is not None:
+                result = "crate" if to in crates else "clear" if to in clear else "unknown"
+            steps.append({"from": at, "dir": direction, "to": to, "result": result})
+            if result in {"clear", "unknown"}:
+                assert to is not None
+                at = to
+            else:
+                damage += 1
+            if at == rules.EXIT or damage >= rules.MAX_DAMAGE:
+                return steps
+    return steps
+
+
+def plan_lines(steps: list[JSON], damage_before: int) -> list[str]:
+    """The plan in words, as `outcome_lines` says what happened."""
+    lines = []
+    damage = damage_before
+    for step in steps:
+        word = COMMAND_WORDS[step["dir"]]
+        if step["result"] == "wall":
+            damage += 1
+            line = f"{word}: {step['from']} to {TOWARDS[step['dir']]}: wall (damage {damage})"
+        elif step["result"] == "crate":
+            damage += 1
+            line = f"{word}: {step['from']} to {step['to']}: crate (damage {damage})"
+        elif step["result"] == "unknown":
+            line = f"{word}: {step['from']} to {step['to']}: not known yet"
+        else:
+            line = f"{word}: {step['from']} to {step['to']}: clear"
+        if step["to"] == rules.EXIT and step["result"] != "crate":
+            line += ", the exit"
+        lines.append(line)
+    if damage >= rules.MAX_DAMAGE:
+        lines.append(f"The robot would break down ({rules.MAX_DAMAGE} damage).")
+    return lines
 
 
 def _crates(rows: list[str] | None) -> set[str]:
@@ -157,15 +244,19 @@ class UI:
         seats = [viewer] if viewer is not None and not over else [0, 1]
         if phase == "setup":
             seats = []
+        program = self._program(view, viewer, draft)
         for seat in seats:
             robot = robots[seat]
             owner = 1 - seat
             # The engine's view carries the other warehouse only once it may be seen.
             revealed = view["warehouses"][owner]
+            plan = program.get("plan") if program is not None and seat == viewer else None
             grids.append(
                 {
                     "kind": "open",
+                    "id": f"grid-open-{seat}",
                     "seat": seat,
+                    "robot_seat": seat,
                     # Without a title the template names the robot's and the warehouse's
                     # seats from the game's seat list.
                     "title": "Your robot in the other warehouse"
@@ -180,6 +271,7 @@ class UI:
                         robot=robot["at"],
                         robot_seat=seat,
                         walls=robot["walls"],
+                        plan=plan,
                     ),
                     "last": self._last_outcome(robot),
                 }
@@ -190,7 +282,9 @@ class UI:
             grids.append(
                 {
                     "kind": "secret",
+                    "id": f"grid-secret-{viewer}",
                     "seat": viewer,
+                    "robot_seat": 1 - viewer,
                     "title": "Your secret warehouse, with the other robot's run",
                     "damage": other["damage"],
                     "rows": _grid(
@@ -215,18 +309,10 @@ class UI:
                 "count": len(_crates(warehouse)),
                 "problems": problems,
             }
-        program = None
-        if phase == "play" and viewer is not None and viewer in view["to_move"]:
-            program = dict(draft.get("program") or {}) if draft else {}
-            if program.get("program"):
-                program["text"] = program_text(program["program"], program["runs"])
-            chosen = program.get("program", "")
-            program["slots"] = [
-                {"slot": i + 1, "value": chosen[i] if i < len(chosen) else ""}
-                for i in range(rules.MAX_COMMANDS)
-            ]
         return {
             "phase": phase,
+            # The editor takes the page's width: the board has nothing beside it yet.
+            "wide": editor is not None,
             "grids": grids,
             "editor": editor,
             "program": program,
@@ -237,6 +323,25 @@ class UI:
             "commands": COMMAND_WORDS,
             "run_choices": list(range(1, rules.MAX_RUNS + 1)),
         }
+
+    @staticmethod
+    def _program(view: JSON, viewer: int | None, draft: JSON | None) -> JSON | None:
+        """The program form's state, with the drafted program's plan on the viewer's grid."""
+        if view["phase"] != "play" or viewer is None or viewer not in view["to_move"]:
+            return None
+        program = dict(draft.get("program") or {}) if draft else {}
+        chosen = program.get("program", "")
+        if chosen:
+            robot = view["robots"][viewer]
+            program["text"] = program_text(chosen, program["runs"])
+            program["plan"] = program_plan(robot, chosen, program["runs"])
+            program["plan_lines"] = plan_lines(program["plan"], robot["damage"])
+            program["guessing"] = any(s["result"] == "unknown" for s in program["plan"])
+        program["slots"] = [
+            {"slot": i + 1, "value": chosen[i] if i < len(chosen) else ""}
+            for i in range(rules.MAX_COMMANDS)
+        ]
+        return program
 
     @staticmethod
     def _last_outcome(robot: JSON) -> list[str]:

@@ -1,7 +1,9 @@
-// Replay: the arrow keys step, Home and End jump, Play steps on by itself. Each step asks the
-// server for the board at that move (the same links work without this script, or without htmx).
+// Replay: the arrow keys step, Home and End jump, Play steps on by itself at the chosen speed
+// (0.25x to 4x of a move every 800 ms). Each step asks the server for the board at that move
+// (the same links work without this script, or without htmx).
 (function () {
   var DELAY_MS = 800;
+  var speed = 1;
   var wanted = null; // the move asked for by keys or Play while a request is on its way
   var busy = false;
   var timer = null;
@@ -41,11 +43,11 @@
   function tick() {
     if (current() >= last()) { stop(); return; }
     go(current() + 1);
-    timer = setTimeout(tick, DELAY_MS);
+    timer = setTimeout(tick, DELAY_MS / speed);
   }
   function play() {
     if (current() >= last()) go(0);
-    timer = setTimeout(tick, current() >= last() ? DELAY_MS : 0);
+    timer = setTimeout(tick, current() >= last() ? DELAY_MS / speed : 0);
     sync();
   }
 
@@ -57,6 +59,11 @@
       button.hidden = false;
       button.textContent = playing() ? "Pause" : "Play";
       button.setAttribute("aria-pressed", playing() ? "true" : "false");
+    }
+    var control = document.getElementById("speed-control");
+    if (control) {
+      control.hidden = false;
+      document.getElementById("speed").value = String(speed);
     }
     var ply = String(current());
     document.querySelectorAll("#log a[data-ply]").forEach(function (a) {
@@ -88,6 +95,12 @@
     var button = event.target.closest && event.target.closest("#play");
     if (!button) return;
     if (playing()) stop(); else play();
+  });
+
+  document.addEventListener("change", function (event) {
+    if (event.target.id !== "speed") return;
+    speed = parseFloat(event.target.value) || 1;
+    if (playing()) { clearTimeout(timer); timer = setTimeout(tick, DELAY_MS / speed); }
   });
 
   document.addEventListener("htmx:afterSwap", sync);

@@ -1,3 +1,30 @@
+document.documentElement.classList.add("js"); // what only a page without JavaScript needs hides
+
+// Times: the server writes them in UTC (games/ui/tags.py time_text), and each is shown here in
+// the viewer's own time zone, in the same format: "Thu 3 Apr 2025, 15:31 CEST". The UTC time
+// stays in the title.
+(function () {
+  var format = new Intl.DateTimeFormat("en-GB", {
+    weekday: "short", day: "numeric", month: "short", year: "numeric",
+    hour: "2-digit", minute: "2-digit", hourCycle: "h23", timeZoneName: "short"
+  });
+  function text(when) {
+    var p = {};
+    format.formatToParts(when).forEach(function (part) { p[part.type] = part.value; });
+    return p.weekday + " " + p.day + " " + p.month + " " + p.year + ", " + p.hour + ":" + p.minute + " " + p.timeZoneName;
+  }
+  function localise(root) {
+    (root || document).querySelectorAll("time[datetime]:not([data-local])").forEach(function (el) {
+      var when = new Date(el.getAttribute("datetime"));
+      if (isNaN(when)) return;
+      el.textContent = text(when);
+      el.dataset.local = "1";
+    });
+  }
+  document.addEventListener("DOMContentLoaded", function () { localise(document); });
+  document.addEventListener("htmx:load", function (event) { localise(event.target); });
+})();
+
 // A request that failed (a 5xx, a 429, no answer, too slow) is never swapped in: the page keeps
 // what it shows, and #request-error says what happened until a later request succeeds.
 (function () {
@@ -70,15 +97,6 @@
       var deadline = new Date(el.dataset.deadline);
       var left = el.querySelector(".left");
       if (left) left.textContent = format(deadline - Date.now());
-      var until = el.querySelector(".until time");
-      if (until && !until.dataset.local) {
-        // The server writes the deadline in UTC; the viewer reads it in their own time zone.
-        until.textContent = deadline.toLocaleString([], {
-          weekday: "short", day: "numeric", month: "short",
-          hour: "2-digit", minute: "2-digit", hour12: false, timeZoneName: "short",
-        });
-        until.dataset.local = "1";
-      }
     });
   }
   // Second shift: grey out the columns the first shift would block.
@@ -160,6 +178,9 @@
   document.addEventListener("DOMContentLoaded", timers);
 
   function steer() { return document.getElementById("steer"); }
+  // A slow race (fewest steps wins) takes one step a press: a held key or button does not
+  // repeat there.
+  function live() { var form = steer(); return !!form && form.dataset.live === "1"; }
 
   // A refused step's message stays for a moment, across the page's swaps.
   function note(text) {
@@ -206,7 +227,7 @@
 
   function want(dir, hold) {
     if (!steer()) return false;
-    if (hold) race.held = dir;
+    if (hold && live()) race.held = dir;
     else race.queued = dir;
     send();
     return true;
@@ -242,7 +263,8 @@
     if (tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT") return;
     if (!steer()) return;
     event.preventDefault();
-    race.held = dir;
+    if (live()) race.held = dir;
+    else if (event.repeat) return;
     if (!event.repeat) race.queued = dir;
     send();
   });
@@ -293,4 +315,37 @@
     var dir = Math.abs(dx) > Math.abs(dy) ? (dx > 0 ? "E" : "W") : (dy > 0 ? "S" : "N");
     want(dir, false);
   });
+})();
+
+// The warehouse editor: the arrow keys move between its cells, and the grid is one stop of the
+// Tab key (the cell last visited), as a grid of buttons should be.
+(function () {
+  var ROWS = "ABCDEFGHIJ";
+  var MOVES = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
+  var current = "toggle-A1";
+  function buttons() { return document.querySelectorAll("table.warehouse.editor button[name=toggle]"); }
+  function rove() {
+    var all = buttons();
+    if (!all.length) return;
+    if (!document.getElementById(current)) current = all[0].id;
+    all.forEach(function (b) { b.tabIndex = b.id === current ? 0 : -1; });
+  }
+  document.addEventListener("focusin", function (event) {
+    var button = event.target.closest && event.target.closest("table.warehouse.editor button[name=toggle]");
+    if (!button) return;
+    current = button.id;
+    rove();
+  });
+  document.addEventListener("keydown", function (event) {
+    var button = event.target.closest && event.target.closest("table.warehouse.editor button[name=toggle]");
+    var move = MOVES[event.key];
+    if (!button || !move || event.altKey || event.ctrlKey || event.metaKey) return;
+    var row = ROWS.indexOf(button.value[0]) + move[0];
+    var col = parseInt(button.value.slice(1), 10) + move[1];
+    var next = row >= 0 && row < ROWS.length && document.getElementById("toggle-" + ROWS[row] + col);
+    event.preventDefault();
+    if (next) next.focus();
+  });
+  document.addEventListener("DOMContentLoaded", rove);
+  document.addEventListener("htmx:afterSettle", rove);
 })();

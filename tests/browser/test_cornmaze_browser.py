@@ -12,6 +12,7 @@ from django.core.management import call_command
 
 from games.engines import cornmaze
 from games.models import Game
+from tests.conftest import play_to_the_end
 
 MAX_TURNS = 60
 # The game the two guests play: with the moves of `furthest_right`, it lasts GUESTS_MOVES.
@@ -120,6 +121,13 @@ def test_a_guest_plays_a_bot_with_javascript_off(browser, live_server, transacti
         first, second = furthest_right(game.state)
         page.check(f"#move-form input[name=first][value={letter(first)}]")
         page.check(f"#move-form input[name=second][value={letter(second)}]")
+        if game.ply < 2:
+            # The preview, by a plain post: the page comes back with the choice kept.
+            page.click("#preview")
+            page.wait_for_load_state()
+            caption = page.locator("#board-caption").inner_text()
+            assert f"Preview of {letter(first)} then {letter(second)}" in caption
+            assert page.is_checked(f"#move-form input[name=second][value={letter(second)}]")
         page.click("#play")
         page.wait_for_load_state()
     game.refresh_from_db()
@@ -129,20 +137,32 @@ def test_a_guest_plays_a_bot_with_javascript_off(browser, live_server, transacti
     context.close()
 
 
-def test_the_clock_shows_the_deadline_in_the_viewers_own_time_zone(
+def test_times_are_shown_in_the_viewers_own_time_zone_in_one_format(
     browser, live_server, transactional_db, make_cornmaze
 ):
     game = make_cornmaze()
+    finished = play_to_the_end(make_cornmaze(size=6))
     (deadline,) = game.seats.exclude(deadline=None).values_list("deadline", flat=True)
     for zone in ("Pacific/Auckland", "America/Los_Angeles"):
         context = browser.new_context(base_url=live_server.url, timezone_id=zone)
         page = context.new_page()
+        shown = {}
+        for name, path, when in [
+            ("deadline", f"/games/{game.pk}/", deadline),
+            ("replay", f"/games/{finished.pk}/replay/", finished.finished_at),
+            ("archive", "/archive/", finished.finished_at),
+        ]:
+            page.goto(path)
+            time = page.locator("main time[data-local]").first
+            time.wait_for()
+            local = when.astimezone(ZoneInfo(zone))
+            text = time.inner_text()
+            # "Thu 3 Apr 2025, 15:31 GMT+13": the same everywhere, the UTC time in its title.
+            assert text.startswith(f"{local:%a} {local.day} {local:%b %Y, %H:%M} "), (name, text)
+            assert time.get_attribute("title").endswith(" UTC")
+            shown[name] = text
+        assert shown["replay"] == shown["archive"]
         page.goto(f"/games/{game.pk}/")
-        until = page.locator("#clocks .until time")
-        local = deadline.astimezone(ZoneInfo(zone))
-        page.wait_for_function("() => document.querySelector('#clocks .until time').dataset.local")
-        shown = until.inner_text()
-        assert local.strftime("%H:%M") in shown and str(local.day) in shown, (zone, shown)
         assert "3 days for each move. A player who runs out of time loses." in page.inner_text(
             "#clock-rule"
         )

@@ -43,7 +43,7 @@ def settled(page: Page, game: Game) -> dict:
         now = runner(game, 0)
         if now["out"]:
             return now
-        marker = page.locator("circle[data-runner='0']")
+        marker = page.locator(".runner[data-runner='0']")
         shown = marker.get_attribute("data-cell") if marker.count() else None
         if last is not None and now == last and shown == now["at"]:
             return now
@@ -189,7 +189,7 @@ def test_a_held_key_steps_at_the_fixed_speed_and_sends_each_step_once(
     expect(page.locator("#steer-note")).to_have_text(
         "There is a wall to the south.", timeout=20_000
     )
-    expect(page.locator("circle[data-runner='0']")).to_have_attribute("data-cell", "a15")
+    expect(page.locator(".runner[data-runner='0']")).to_have_attribute("data-cell", "a15")
     page.keyboard.up("ArrowDown")
 
     steps = list(Move.objects.filter(game=game, seat=0).order_by("ply"))
