@@ -13,7 +13,9 @@ from typing import Any
 from celery import Task, shared_task
 from django.db import transaction
 
-from . import notifications, races, services, sweeps
+from games.mail import notices
+from games.play import core, sweeps
+from games.play.paces import race
 
 logger = logging.getLogger(__name__)
 
@@ -47,14 +49,14 @@ def queue_on_commit(task: Task[Any, Any], calls: Iterable[tuple[Any, ...]]) -> N
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
 def bot_turn(game_id: int, ply: int) -> None:
-    services.bot_turn_play(game_id=game_id, ply=ply)
+    core.bot_turn_play(game_id=game_id, ply=ply)
 
 
 # A live race's clock: one short tick, which queues the next a fraction of a second later.
 # Acknowledged at once: a chain lost with its worker is started again by the sweep.
 @shared_task(acks_late=False)
 def race_tick(game_id: int, token: str = "") -> None:
-    races.race_tick(game_id=game_id, token=token)
+    race.race_tick(game_id=game_id, token=token)
 
 
 # Acknowledged at once: a sweep lost with its worker is redone by the next beat, not redelivered.
@@ -68,9 +70,9 @@ def sweep_deadlines() -> None:
 # game open), and the sweep queues it then; a task lost with its worker is simply queued again.
 @shared_task(acks_late=False)
 def mail_send(outbox_id: int) -> None:
-    notifications.outbox_send(outbox_id=outbox_id)
+    notices.outbox_send(outbox_id=outbox_id)
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
 def digest_send() -> None:
-    notifications.digest_queue_all()
+    notices.digest_queue_all()

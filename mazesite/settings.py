@@ -67,7 +67,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "games.middleware.InputGuardMiddleware",  # NUL and over-long input: 400 before any query
+    "games.web.middleware.InputGuardMiddleware",  # NUL and over-long input: 400 before any query
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -284,7 +284,7 @@ RATE_LIMITS = env_rates(
         "move_seat": "40/5s",
     },
 )
-RATELIMIT_IP_META_KEY = "games.limits.client_ip"
+RATELIMIT_IP_META_KEY = "games.web.limits.client_ip"
 RATELIMIT_CACHE_PREFIX = "rl:"
 RATELIMIT_FAIL_OPEN = True  # a count the cache lost lets the request through
 
@@ -301,7 +301,7 @@ CONTENT_SECURITY_POLICY = {
         "frame-ancestors": ["'none'"],
     }
 }
-MIDDLEWARE += ["csp.middleware.CSPMiddleware", "games.limits.LimitMiddleware"]
+MIDDLEWARE += ["csp.middleware.CSPMiddleware", "games.web.limits.LimitMiddleware"]
 
 LOGGING = {
     "version": 1,

@@ -12,10 +12,10 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 
-from games import services
 from games.bots import get_bot
 from games.engines import cornmaze
 from games.models import Game
+from games.play import core
 
 # The real worker, broker queue and mail server (queued, smtp_server, celery_worker_process).
 pytest_plugins = ["tests.worker_fixtures"]
@@ -105,12 +105,12 @@ def make_cornmaze(
     ):
         """`seed` fixes the game's random draws (the game must have a seat to join)."""
         creator = make_user()
-        plans = [services.SeatPlan()] + [
-            services.SeatPlan(bot=(bots[i - 1] if bots and i - 1 < len(bots) else ""))
+        plans = [core.SeatPlan()] + [
+            core.SeatPlan(bot=(bots[i - 1] if bots and i - 1 < len(bots) else ""))
             for i in range(1, seats)
         ]
-        with services.bot_tasks_paused():
-            game = services.game_create(
+        with core.bot_tasks_paused():
+            game = core.game_create(
                 kind="cornmaze",
                 creator=creator,
                 options={"size": size},
@@ -123,7 +123,7 @@ def make_cornmaze(
                     seed=seed, seed_sha256=hashlib.sha256(seed).hexdigest()
                 )
             for _ in game.seats.filter(user=None, bot=""):
-                services.game_join(game_id=game.pk, user=make_user())
+                core.game_join(game_id=game.pk, user=make_user())
         game.refresh_from_db()
         return game
 
@@ -168,7 +168,5 @@ def play_to_the_end(game: Game, limit: int = 500) -> Game:
             return game
         seat = to_move(game)
         move = get_bot("cornmaze", "simple")(cornmaze.view(game.state, seat), seat, rng)
-        services.move_submit(
-            game_id=game.pk, user=seat_user(game, seat), number=game.ply, move=move
-        )
+        core.move_submit(game_id=game.pk, user=seat_user(game, seat), number=game.ply, move=move)
     raise AssertionError("the game did not end")

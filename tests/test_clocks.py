@@ -13,8 +13,9 @@ from django.core import mail
 from django.db import connection, connections
 from django.urls import reverse
 
-from games import notifications, services, sweeps
+from games.mail import notices
 from games.models import Game, Move, Outbox, Reminder, Seat
+from games.play import core, sweeps
 from tests.worker_fixtures import (
     BASE_DIR,
     Queued,
@@ -69,12 +70,12 @@ def test_a_move_after_its_deadline_is_refused_before_the_sweep_runs() -> None:
     mover = to_move(game)
 
     def submit() -> None:
-        services.move_submit(
+        core.move_submit(
             game_id=game.pk, user=player_at(game, mover), number=1, move=legal_move(game)
         )
 
     def refused():  # type: ignore[no-untyped-def]
-        return pytest.raises(services.MoveRefused, match="Your time for this move has run out")
+        return pytest.raises(core.MoveRefused, match="Your time for this move has run out")
 
     with time_machine.travel(START + timedelta(days=3, seconds=1), tick=False), refused():
         submit()
@@ -111,16 +112,16 @@ def test_the_poll_marks_a_signed_in_player_as_watching(client) -> None:  # type:
     player = player_at(game, 0)
     url = reverse("game", args=[game.pk]) + f"?since={game.version}"
     client.get(url, HTTP_HX_REQUEST="true")
-    assert notifications.watching_until(game_id=game.pk, user_id=player.pk) is None
+    assert notices.watching_until(game_id=game.pk, user_id=player.pk) is None
     client.force_login(player)
     with time_machine.travel(START, tick=False):
         assert client.get(url, HTTP_HX_REQUEST="true").status_code == 204
-        until = START + timedelta(seconds=notifications.WATCHING_SECONDS)
-        assert notifications.watching_until(game_id=game.pk, user_id=player.pk) == until
+        until = START + timedelta(seconds=notices.WATCHING_SECONDS)
+        assert notices.watching_until(game_id=game.pk, user_id=player.pk) == until
         other = player_at(game, 1).pk
-        assert notifications.watching_until(game_id=game.pk, user_id=other) is None
+        assert notices.watching_until(game_id=game.pk, user_id=other) is None
     with time_machine.travel(until, tick=False):  # the page stopped polling: they left
-        assert notifications.watching_until(game_id=game.pk, user_id=player.pk) is None
+        assert notices.watching_until(game_id=game.pk, user_id=player.pk) is None
 
 
 # --- deadlines that move ---------------------------------------------------------------------
@@ -145,7 +146,7 @@ def test_a_deadline_moved_later_or_earlier_takes_its_reminder_along(
     assert _reminder_due(game) == old_due
     deadline = START + CLOCK + by
     with time_machine.travel(START + timedelta(hours=1), tick=False):
-        services.seat_deadline_move(game_id=game.pk, seat_index=seat.index, deadline=deadline)
+        core.seat_deadline_move(game_id=game.pk, seat_index=seat.index, deadline=deadline)
     seat.refresh_from_db()
     assert seat.deadline == deadline
     due = deadline - CLOCK / 5
@@ -160,7 +161,7 @@ def test_a_deadline_moved_later_or_earlier_takes_its_reminder_along(
     (row,) = Outbox.objects.filter(kind="reminder")
     assert row.pk in queued.mails
     with time_machine.travel(due, tick=False):
-        assert notifications.outbox_send(outbox_id=row.pk) == "sent"
+        assert notices.outbox_send(outbox_id=row.pk) == "sent"
     assert "14:24:00 left" in mail.outbox[-1].body  # a fifth of 3 days
     with time_machine.travel(deadline, tick=False):
         assert sweeps.deadlines_sweep() == 1  # and the seat runs out at the new deadline
@@ -171,13 +172,13 @@ def test_only_a_seat_to_move_has_a_deadline_to_move() -> None:
     game = make_game(make_player(), make_player())
     mover = to_move(game)
     later = datetime.now(UTC) + timedelta(days=5)
-    with pytest.raises(services.GameError, match="this seat is not to move"):
-        services.seat_deadline_move(game_id=game.pk, seat_index=1 - mover, deadline=later)
-    with pytest.raises(services.GameError, match="no such seat"):
-        services.seat_deadline_move(game_id=game.pk, seat_index=7, deadline=later)
-    services.game_resign(game_id=game.pk, user=player_at(game, 0))
-    with pytest.raises(services.GameError, match="not running"):
-        services.seat_deadline_move(game_id=game.pk, seat_index=mover, deadline=later)
+    with pytest.raises(core.GameError, match="this seat is not to move"):
+        core.seat_deadline_move(game_id=game.pk, seat_index=1 - mover, deadline=later)
+    with pytest.raises(core.GameError, match="no such seat"):
+        core.seat_deadline_move(game_id=game.pk, seat_index=7, deadline=later)
+    core.game_resign(game_id=game.pk, user=player_at(game, 0))
+    with pytest.raises(core.GameError, match="not running"):
+        core.seat_deadline_move(game_id=game.pk, seat_index=mover, deadline=later)
     assert not Seat.objects.filter(game=game, deadline__isnull=False).exists()
     assert not Reminder.objects.exists()
 
@@ -292,7 +293,7 @@ def test_20_threads_posting_the_same_move_apply_it_once(queued: Queued) -> None:
                 start.wait()
 
                 def post() -> object:
-                    return services.move_submit(
+                    return core.move_submit(
                         game_id=plan["game"],  # type: ignore[arg-type]
                         user=plan["user"],  # type: ignore[arg-type]
                         number=plan["ply"],  # type: ignore[arg-type]
@@ -301,7 +302,7 @@ def test_20_threads_posting_the_same_move_apply_it_once(queued: Queued) -> None:
 
                 try:
                     results[index] = post()
-                except services.MoveRefused as exc:
+                except core.MoveRefused as exc:
                     results[index] = exc
                 done.wait()
         finally:
@@ -323,7 +324,7 @@ def test_20_threads_posting_the_same_move_apply_it_once(queued: Queued) -> None:
             start.wait(timeout=60)
             done.wait(timeout=60)
             applied = [r for r in results if isinstance(r, Move)]
-            refused = [r for r in results if isinstance(r, services.MoveRefused)]
+            refused = [r for r in results if isinstance(r, core.MoveRefused)]
             assert len(applied) == 1, results
             assert len(refused) == threads_count - 1, results
             for exc in refused:
@@ -364,7 +365,7 @@ def test_a_move_and_the_sweep_racing_for_a_game_exactly_one_wins(queued: Queued,
             game_id: int = game.pk, user: object = user, move=move, barrier=barrier
         ) -> object:
             barrier.wait(timeout=30)
-            return services.move_submit(game_id=game_id, user=user, number=1, move=move)
+            return core.move_submit(game_id=game_id, user=user, number=1, move=move)
 
         def sweep(barrier: threading.Barrier = barrier) -> object:
             barrier.wait(timeout=30)
@@ -390,7 +391,7 @@ def test_a_move_and_the_sweep_racing_for_a_game_exactly_one_wins(queued: Queued,
             assert second.move == move and game.status == Game.Status.ACTIVE
             assert Seat.objects.get(game=game, index=mover).deadline is None
         else:
-            assert isinstance(results[0], services.MoveRefused), results
+            assert isinstance(results[0], core.MoveRefused), results
             assert str(results[0]) in {
                 "Your time for this move has run out.",
                 "The game is over.",

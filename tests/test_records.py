@@ -7,8 +7,8 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
+from games.archive.records import record_build, record_verify
 from games.models import Game
-from games.records import record_build, record_verify
 from tests.conftest import play_to_the_end
 
 pytestmark = pytest.mark.django_db

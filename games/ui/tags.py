@@ -10,8 +10,8 @@ from django import template
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
-from ..engines import is_race
-from . import mark_html
+from games.engines import is_race
+from games.ui import mark_html
 
 register = template.Library()
 

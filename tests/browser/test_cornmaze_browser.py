@@ -101,7 +101,7 @@ def test_two_guests_play_to_the_end_while_a_spectator_watches(new_page, tmp_path
 def test_a_guest_plays_a_bot_with_javascript_off(browser, live_server, transactional_db):
     """Plain form posts work: the bot's reply is played here through the service, as a worker
     would, so the page only needs a reload."""
-    from games import services
+    from games.play import core
 
     context = browser.new_context(base_url=live_server.url, java_script_enabled=False)
     page = context.new_page()
@@ -115,7 +115,7 @@ def test_a_guest_plays_a_bot_with_javascript_off(browser, live_server, transacti
             break
         (seat,) = cornmaze.to_move(game.state)
         if seat == 1:
-            services.bot_turn_play(game_id=game.pk, ply=game.ply)
+            core.bot_turn_play(game_id=game.pk, ply=game.ply)
             continue
         page.goto(f"/games/{game.pk}/")
         first, second = furthest_right(game.state)

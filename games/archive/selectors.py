@@ -9,9 +9,9 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db.models import Prefetch, QuerySet
 
-from . import clock
-from .engines import get_engine, is_race
-from .models import Game, Seat
+from games import clock
+from games.engines import get_engine, is_race
+from games.models import Game, Seat
 
 LOBBY_LIMIT = 50
 

@@ -19,7 +19,7 @@ from django.http import HttpRequest
 from django.template.loader import render_to_string
 from django.urls import reverse
 
-from .models import Profile
+from games.models import Profile
 
 logger = logging.getLogger(__name__)
 

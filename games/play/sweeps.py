@@ -18,8 +18,11 @@ from typing import Any
 from django.db import transaction
 from django.db.models import QuerySet
 
-from . import clock, health, notifications, services
-from .models import Clock, Game, Reminder, Seat
+from games import clock
+from games.mail import notices
+from games.models import Clock, Game, Reminder, Seat
+from games.play import core
+from games.web import health
 
 logger = logging.getLogger(__name__)
 
@@ -35,7 +38,7 @@ class SweepReport:
     reminders: int = 0
     bot_turns: int = 0
     mails: int = 0
-    races: int = 0
+    race: int = 0
 
 
 def sweep() -> SweepReport:
@@ -74,7 +77,7 @@ def deadlines_sweep(*, batch_size: int = BATCH_SIZE, max_batches: int = MAX_BATC
     return _in_batches(
         lambda: expired_seats(now),
         ("game",),
-        lambda seats: services.seats_time_out([(s.game, s.index) for s in seats]),
+        lambda seats: core.seats_time_out([(s.game, s.index) for s in seats]),
         "timing out seat",
         batch_size=batch_size,
         max_batches=max_batches,
@@ -96,7 +99,7 @@ def reminders_sweep(*, batch_size: int = BATCH_SIZE, max_batches: int = MAX_BATC
     return _in_batches(
         lambda: due_reminders(now),
         ("seat__game",),
-        lambda due: sum(notifications.reminder_due(reminder_id=r.pk, now=now) for r in due),
+        lambda due: sum(notices.reminder_due(reminder_id=r.pk, now=now) for r in due),
         "the reminder",
         batch_size=batch_size,
         max_batches=max_batches,
@@ -146,7 +149,7 @@ def _in_batches(
 def bot_turns_sweep() -> int:
     """Queue again every bot turn that has waited longer than BOT_GRACE (its task was lost:
     a worker killed, a broker restarted). The task checks the ply, so a double is harmless."""
-    from . import tasks
+    from games import tasks
 
     now = clock.now()
     waiting = (
@@ -175,7 +178,7 @@ def races_sweep(*, limit: int = BATCH_SIZE * MAX_BATCHES) -> int:
     was lost. Each race is handled under its own lock (`races.race_advance`), which checks
     again what is due, so a race is closed exactly once. Walks the partial index on
     `race_deadline`: only live races that are waiting or running."""
-    from . import races
+    from games.play.paces import race
 
     now = clock.now()
     done = 0
@@ -186,7 +189,7 @@ def races_sweep(*, limit: int = BATCH_SIZE * MAX_BATCHES) -> int:
     )
     for game_id in running:
         try:
-            done += races.race_sweep(game_id=game_id, now=now)
+            done += race.race_sweep(game_id=game_id, now=now)
         except Exception:
             logger.exception("sweeping the race %s failed", game_id)
     return done
@@ -195,4 +198,4 @@ def races_sweep(*, limit: int = BATCH_SIZE * MAX_BATCHES) -> int:
 def mails_sweep() -> int:
     """Queue every pending mail whose next try has come: its task was lost, its backoff after
     a failed send is over, or the player it was held for has left the game."""
-    return notifications.outbox_queue_due(now=clock.now())
+    return notices.outbox_queue_due(now=clock.now())

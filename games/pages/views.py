@@ -20,15 +20,17 @@ from django.views.decorators.http import (
 )
 from django_htmx.http import HttpResponseStopPolling
 
-from . import clock, health, limits, notification_views, races, selectors, services
-from .engines import ENGINES, get_engine
-from .engines.base import JSON
-from .guests import player_for
-from .http import HtmxHttpRequest
-from .inputs import ascii_int
-from .models import Game, Seat
-from .records import public_move, record_build
-from .ui import (
+from games import clock
+from games.accounts.guests import player_for
+from games.archive import selectors
+from games.archive.records import public_move, record_build
+from games.engines import ENGINES, get_engine
+from games.engines.base import JSON
+from games.mail import views as mail_views
+from games.models import Game, Seat
+from games.play import core
+from games.play.paces import race
+from games.ui import (
     MoveInputError,
     clock_rule,
     colour,
@@ -37,6 +39,9 @@ from .ui import (
     move_number_field,
     resign_costs,
 )
+from games.web import health, limits
+from games.web.http import HtmxHttpRequest
+from games.web.inputs import ascii_int
 
 RESULT_TEXT = {
     "exit": "reached the goal",
@@ -86,14 +91,14 @@ def game_new(request: HtmxHttpRequest, kind: str) -> HttpResponse:
         options, clock_choice, bots = form.create_args()
         try:
             with player_for(request) as user:
-                game = services.game_create(
+                game = core.game_create(
                     kind=kind,
                     creator=user,
                     options=options,
                     clock_choice=clock_choice,
-                    seats=[services.SeatPlan(bot=b) for b in bots],
+                    seats=[core.SeatPlan(bot=b) for b in bots],
                 )
-        except services.GameError as exc:
+        except core.GameError as exc:
             form.add_error(None, str(exc))
         else:
             return redirect(game)
@@ -109,7 +114,7 @@ def game_new(request: HtmxHttpRequest, kind: str) -> HttpResponse:
 @require_safe
 def game_detail(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     # The player has the game open: no "your turn" mail while the page polls.
-    notification_views.game_watched(request, game_id)
+    mail_views.game_watched(request, game_id)
     since = request.GET.get("since")
     if request.htmx and since is not None:
         # Polling: one indexed read, and nothing to send unless the game changed.
@@ -181,7 +186,7 @@ def game_context(
     ]
     moves = (
         []
-        if getattr(ui, "hide_log", False)
+        if ui.hide_log
         else [
             {
                 "ply": m.ply,
@@ -196,9 +201,8 @@ def game_context(
         ]
     )
     can_join = game.status == Game.Status.OPEN and my_seat is None and any(s.is_open for s in seats)
-    # A game's own page context, if its UI has one (a live race: Ready, countdown, polling).
-    page_context = getattr(ui, "page_context", None)
-    extra = page_context(game, view, viewer, now) if page_context is not None else {}
+    # A game's own page context (a live race: Ready, countdown, polling).
+    extra = ui.page_context(game, view, viewer, now)
     return {
         "game": game,
         "title": engine.TITLE,
@@ -208,7 +212,7 @@ def game_context(
         "my_seat": my_seat,
         "your_turn": my_seat is not None and my_seat.index in to_move,
         # What the move form carries so that the move counts once (services.move_number).
-        "move_number": services.move_number(game, my_seat.index) if my_seat else game.ply,
+        "move_number": core.move_number(game, my_seat.index) if my_seat else game.ply,
         "view": view,
         "ui": ui,
         "board": ui.board(view, viewer, draft) if view is not None else None,
@@ -228,8 +232,8 @@ def game_context(
 def game_join(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     try:
         with player_for(request) as user:
-            services.game_join(game_id=game_id, user=user)
-    except services.GameError as exc:
+            core.game_join(game_id=game_id, user=user)
+    except core.GameError as exc:
         return _refused(request, game_id, str(exc))
     return _after_action(request, game_id)
 
@@ -252,8 +256,8 @@ def game_move(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     view = get_engine(game.kind).view(game.state, seat)
     try:
         move = ui.parse_move(request.POST, view)
-        services.move_submit(game_id=game_id, user=request.user, number=number, move=move)
-    except (MoveInputError, services.GameError) as exc:
+        core.move_submit(game_id=game_id, user=request.user, number=number, move=move)
+    except (MoveInputError, core.GameError) as exc:
         return _refused(request, game_id, str(exc))
     request.session.pop(_draft_key(game_id), None)
     return _after_action(request, game_id)
@@ -283,8 +287,8 @@ def game_ready(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     if not request.user.is_authenticated:
         return _refused(request, game_id, "You have no seat in this race.")
     try:
-        races.race_ready(game_id=game_id, user=request.user)
-    except services.GameError as exc:
+        race.race_ready(game_id=game_id, user=request.user)
+    except core.GameError as exc:
         return _refused(request, game_id, str(exc))
     return _after_action(request, game_id)
 
@@ -296,8 +300,8 @@ def game_hint(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     game = get_object_or_404(Game, pk=game_id)
     seat = _seat_of(game, request)
     try:
-        hint = races.race_hint(game=game, seat_index=seat)
-    except services.GameError as exc:
+        hint = race.race_hint(game=game, seat_index=seat)
+    except core.GameError as exc:
         return _refused(request, game_id, str(exc))
     request.session[_draft_key(game_id)] = {"hint": hint}
     return _after_action(request, game_id)
@@ -325,8 +329,8 @@ def game_resign(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     if not confirmed:
         return _resign_confirm(request, game_id)
     try:
-        services.game_resign(game_id=game_id, user=request.user)
-    except services.GameError as exc:
+        core.game_resign(game_id=game_id, user=request.user)
+    except core.GameError as exc:
         return _refused(request, game_id, str(exc))
     return _after_action(request, game_id)
 

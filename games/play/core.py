@@ -17,11 +17,14 @@ from django.contrib.auth.models import User
 from django.db import connections, router, transaction
 from django.db.models import Field, Model, QuerySet
 
-from . import archive, clock, engines, notifications, races
-from .bots import get_bot, levels
-from .engines import IllegalMove, get_engine, is_race
-from .engines.base import JSON, Engine, Result
-from .models import Clock, Game, Move, Seat, json_safe
+from games import clock, engines
+from games.archive import reads
+from games.bots import get_bot, levels
+from games.engines import IllegalMove, get_engine, is_race
+from games.engines.base import JSON, Engine, Result
+from games.mail import notices
+from games.models import Clock, Game, Move, Seat, json_safe
+from games.play.paces import race
 
 logger = logging.getLogger(__name__)
 
@@ -256,7 +259,7 @@ TURNS = Turns()
 
 
 def _pace(game: Game) -> Pace:
-    return races.LIVE_CLOCK if races.is_live(game) else TURNS
+    return race.LIVE_CLOCK if race.is_live(game) else TURNS
 
 
 def _engine(kind: str) -> Engine:
@@ -268,10 +271,9 @@ def _engine(kind: str) -> Engine:
 
 def _play_started(game: Game) -> bool:
     """Whether a real move has been made: set-up moves (Robot Maze Race) do not count."""
-    started = getattr(_engine(game.kind), "play_started", None)
-    if started is None or game.state is None:
+    if game.state is None:
         return game.ply > 0
-    return bool(started(game.state))
+    return _engine(game.kind).play_started(game.state, game.ply)
 
 
 def _locked(game_id: int) -> Game:
@@ -412,8 +414,8 @@ def _games_end(endings: Sequence[Ending]) -> None:
             seat.finished_at = ending.at
     _rows_update([s for e in endings for s in e.seats], ["place", "finished_at"])
     deadlines_set([(e.game, seat, None) for e in endings for seat in e.seats])
-    archive.results_count([(e.game, e.seats) for e in endings])
-    notifications.games_ended([e.game for e in endings], [s for e in endings for s in e.seats])
+    reads.results_count([(e.game, e.seats) for e in endings])
+    notices.games_ended([e.game for e in endings], [s for e in endings for s in e.seats])
 
 
 def _seats_with_people() -> QuerySet[Seat]:
@@ -497,11 +499,11 @@ def deadlines_set(changes: Sequence[tuple[Game, Seat, datetime | None]]) -> None
             moved.append((game, seat))
         seat.deadline = deadline
     _rows_update([*ended, *(s for _, s in started), *(s for _, s in moved)], ["deadline"])
-    notifications.turns_ended(ended)
+    notices.turns_ended(ended)
     for game, seat in moved:
-        notifications.deadline_moved(game=game, seat=seat)
+        notices.deadline_moved(game=game, seat=seat)
     for game, seat in started:
-        notifications.turn_started(game=game, seat=seat)
+        notices.turn_started(game=game, seat=seat)
 
 
 def deadline_move_check(*, game: Game, seat: Seat | None, deadline: datetime | None) -> None:
@@ -544,7 +546,7 @@ def bot_tasks_paused() -> Iterator[None]:
 
 
 def _after_commit(game: Game) -> None:
-    from . import tasks
+    from games import tasks
 
     if not _queue_bot_turns.get() or game.status != Game.Status.ACTIVE or game.state is None:
         return

@@ -33,9 +33,9 @@ from django.utils.dateparse import parse_datetime
 from django.utils.functional import cached_property
 from django.utils.safestring import SafeString, mark_safe
 
-from .inputs import ascii_int
-from .models import Clock, Game, Move, PlayerResult, Seat
-from .ui import colour
+from games.models import Clock, Game, Move, PlayerResult, Seat
+from games.ui import colour
+from games.web.inputs import ascii_int
 
 PAGE_SIZE = 25
 FEED_SIZE = 50

@@ -29,10 +29,10 @@ from django.db.models import QuerySet
 from django.template.loader import render_to_string
 from django.urls import reverse
 
-from . import clock
-from .engines import is_race
-from .models import EmailPreferences, Game, Move, Outbox, Reminder, Seat
-from .ui import out_of_time
+from games import clock
+from games.engines import is_race
+from games.models import EmailPreferences, Game, Move, Outbox, Reminder, Seat
+from games.ui import out_of_time
 
 logger = logging.getLogger(__name__)
 User = get_user_model()
@@ -316,7 +316,7 @@ def task_grace() -> timedelta:
 def _send_on_commit(outbox_ids: Iterable[int]) -> None:
     """Queue a task for each of these rows on commit; their `next_try_at` is `task_grace()`
     later, for the sweep to find them if the task never comes."""
-    from . import tasks
+    from games import tasks
 
     tasks.queue_on_commit(tasks.mail_send, [(pk,) for pk in outbox_ids])
 

@@ -17,14 +17,14 @@ from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
-from . import archive, replays, selectors
-from .engines import get_engine, is_race
-from .http import HtmxHttpRequest
-from .inputs import ascii_int
-from .models import Game, Seat
-from .records import record_build, record_verify
-from .ui import SEAT_COLOURS, colour, get_ui, has_ui, mark_html
-from .ui.tags import time_html
+from games.archive import reads, replays, selectors
+from games.archive.records import record_build, record_verify
+from games.engines import get_engine, is_race
+from games.models import Game, Seat
+from games.ui import SEAT_COLOURS, colour, get_ui, has_ui, mark_html
+from games.ui.tags import time_html
+from games.web.http import HtmxHttpRequest
+from games.web.inputs import ascii_int
 
 # A page shows 25 of these. Written out here rather than in a template: Django's template
 # engine (and format_html's lazy-aware escaping) would spend ten times as long on them as the
@@ -44,11 +44,11 @@ SEAT_HTML = '<li class="seat{winner}">{mark} {name}{place}</li>'
 MARKS_HTML = [mark_html(c) for c in range(SEAT_COLOURS)]
 
 
-def rows_html(rows: list[archive.Row]) -> list[SafeString]:
+def rows_html(rows: list[reads.Row]) -> list[SafeString]:
     return [mark_safe(_row_html(row)) for row in rows]  # every text escaped in _row_html
 
 
-def _row_html(row: archive.Row) -> str:
+def _row_html(row: reads.Row) -> str:
     finished = time_html(datetime.fromisoformat(row.finished_iso)) if row.finished_iso else ""
     return ROW_HTML.format(
         id=row.id,
@@ -65,7 +65,7 @@ def _row_html(row: archive.Row) -> str:
     )
 
 
-def _seat_html(seat: archive.SeatRow) -> str:
+def _seat_html(seat: reads.SeatRow) -> str:
     name = escape(seat.name)
     return SEAT_HTML.format(
         winner=" winner" if seat.place == 1 else "",
@@ -85,13 +85,13 @@ def _partial(request: HtmxHttpRequest) -> bool:
 @require_safe
 @vary_on_headers("HX-Request")
 def archive_list(request: HtmxHttpRequest) -> HttpResponse:
-    form, filters = archive.filters_from(request.GET)
-    after = archive.Cursor.parse(request.GET.get("after"))
-    before = archive.Cursor.parse(request.GET.get("before"))
-    page = archive.finished_page(filters, after=after, before=before)
+    form, filters = reads.filters_from(request.GET)
+    after = reads.Cursor.parse(request.GET.get("after"))
+    before = reads.Cursor.parse(request.GET.get("before"))
+    page = reads.finished_page(filters, after=after, before=before)
     # An unknown player finds no game; only then is it worth asking whether they exist.
     unknown_player = ""
-    if filters.player and not page.rows and archive.player_named(filters.player) is None:
+    if filters.player and not page.rows and reads.player_named(filters.player) is None:
         unknown_player = filters.player
     template = "archive/archive.html"
     if _partial(request):
@@ -113,13 +113,13 @@ def archive_list(request: HtmxHttpRequest) -> HttpResponse:
 @require_safe
 @vary_on_headers("HX-Request")
 def player_detail(request: HtmxHttpRequest, name: str) -> HttpResponse:
-    player = archive.player_named(name)
+    player = reads.player_named(name)
     if player is None:
         raise Http404("No such player.")
-    form, filters = archive.filters_from(request.GET, player=player.name)
-    after = archive.Cursor.parse(request.GET.get("after"))
-    before = archive.Cursor.parse(request.GET.get("before"))
-    page = archive.finished_page(filters, after=after, before=before, running_of=player)
+    form, filters = reads.filters_from(request.GET, player=player.name)
+    after = reads.Cursor.parse(request.GET.get("after"))
+    before = reads.Cursor.parse(request.GET.get("before"))
+    page = reads.finished_page(filters, after=after, before=before, running_of=player)
     page.player_in_query = False
     partial = _partial(request)
     context: dict[str, Any] = {
@@ -127,7 +127,7 @@ def player_detail(request: HtmxHttpRequest, name: str) -> HttpResponse:
         "form": form,
         "page": page,
         "rows": rows_html(page.rows),
-        "running_limit": archive.RUNNING_LIMIT,
+        "running_limit": reads.RUNNING_LIMIT,
         "query": urlencode(filters.query(player=False)),
         "action": reverse("player", args=[player.name]),
     }
@@ -226,7 +226,7 @@ def replay_context(game: Game, ply_text: str | None, view_key: str | None) -> di
             f"played {engine.notation(m.move, m.outcome)}."
         )
     winners = [s.name for s in seats if s.place == 1]
-    result = archive.ending(game.result_reason)
+    result = reads.ending(game.result_reason)
     if game.status == Game.Status.FINISHED and winners:
         result = f"{' and '.join(winners)} {'win' if len(winners) > 1 else 'wins'}: {result}"
     return {
@@ -236,7 +236,7 @@ def replay_context(game: Game, ply_text: str | None, view_key: str | None) -> di
             {
                 "seat": s,
                 "colour": colour(s.index),
-                "place_text": archive.ordinal(s.place) if s.place else "",
+                "place_text": reads.ordinal(s.place) if s.place else "",
                 "url": reverse("player", args=[s.user.get_username()])
                 if s.user is not None and not s.bot
                 else "",
