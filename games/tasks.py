@@ -2,49 +2,16 @@
 the game is still where the task expected it). Time limits are in settings; the database holds
 every deadline, so a task that is lost is found again by the next sweep.
 
-Tasks are queued once the transaction that made them due commits (`queue_on_commit`)."""
+They are queued by name (games/queueing.py), once the transaction that made them due commits,
+so that nothing the tasks call imports this module."""
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Iterable
-from typing import Any
-
-from celery import Task, shared_task
-from django.db import transaction
+from celery import shared_task
 
 from games.mail import notices
 from games.play import core, sweeps
 from games.play.paces import race
-
-logger = logging.getLogger(__name__)
-
-
-def queue_on_commit(task: Task[Any, Any], calls: Iterable[tuple[Any, ...]]) -> None:
-    """Queue `task` with each of these argument tuples once the current transaction commits,
-    in one on-commit hook. By then what the tasks are for is stored, and the sweep finds what
-    was not queued: so a broker that is down is logged and never raised. (Raised from a hook,
-    it would answer a committed move with a 500 and drop the transaction's later hooks.) After
-    the first failure the rest of the batch is left to the sweep too, since each try against a
-    dead broker takes a while."""
-    batch = list(calls)
-    if not batch:
-        return
-
-    def queue() -> None:
-        for done, args in enumerate(batch):
-            try:
-                task.delay(*args)
-            except Exception:
-                logger.exception(
-                    "could not queue %s for %d call(s) from %r on; the sweep will pick them up",
-                    task.name,
-                    len(batch) - done,
-                    args,
-                )
-                return
-
-    transaction.on_commit(queue)
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)

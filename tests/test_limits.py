@@ -1,4 +1,4 @@
-"""Limits on abuse (games/limits.py): guests, sign-ups, wrong passwords, verification and reset
+"""Limits on abuse (games/web/limits.py): guests, sign-ups, wrong passwords, verification and reset
 mails, joins, new games and moves, each counted per client, address, account or seat; the
 client's address as far as trusted proxies say; 429 with a sentence and Retry-After."""
 

@@ -12,7 +12,8 @@ from django.urls import reverse
 
 from games.models import Game
 from games.play import core
-from games.ui.tags import clock_words, time_html, time_text
+from games.ui.tags import time_html, time_text
+from games.ui.wording import clock_words
 from tests.conftest import a_legal_move, seat_user, to_move
 
 pytestmark = pytest.mark.django_db

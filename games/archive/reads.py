@@ -35,27 +35,13 @@ from django.utils.safestring import SafeString, mark_safe
 
 from games.models import Clock, Game, Move, PlayerResult, Seat
 from games.ui import colour
+from games.ui.wording import ending
 from games.web.inputs import ascii_int
 
 PAGE_SIZE = 25
 FEED_SIZE = 50
 RUNNING_LIMIT = 100
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-# How a game ended, in words, from Game.result_reason. Engines may add reasons; an unknown one
-# is shown as it is.
-ENDINGS = {
-    "exit": "reached the exit",
-    "damage": "robot broke down",
-    "timeout": "out of time",
-    "resign": "resignation",
-    "deadline": "race time ran out",
-    "aborted": "aborted, no result",
-}
-
-
-def ending(reason: str) -> str:
-    return ENDINGS.get(reason, reason.replace("_", " ") or "unknown")
 
 
 def ordinal(place: int) -> str:

@@ -19,9 +19,9 @@ from django.views.decorators.vary import vary_on_headers
 
 from games.archive import reads, replays, selectors
 from games.archive.records import record_build, record_verify
-from games.engines import get_engine, is_race
+from games.engines import get_engine
 from games.models import Game, Seat
-from games.ui import SEAT_COLOURS, colour, get_ui, has_ui, mark_html
+from games.ui import SEAT_COLOURS, colour, get_ui, has_ui, mark_html, wording
 from games.ui.tags import time_html
 from games.web.http import HtmxHttpRequest
 from games.web.inputs import ascii_int
@@ -214,8 +214,8 @@ def replay_context(game: Game, ply_text: str | None, view_key: str | None) -> di
     ]
     for c in controls:
         c.url = query(c.to) if 0 <= c.to <= last and c.to != ply else ""
-    if ply == 0 and is_race(game.kind):
-        caption = "The start. There are no turns: each runner steps on its own."
+    if ply == 0 and wording.steps_apart(game.kind):
+        caption = wording.START_APART
     elif ply == 0:
         first = engine.first_seat(rebuilt.state)
         caption = f"The start. {names.get(first, f'Seat {first + 1}')} moves first."
@@ -226,7 +226,7 @@ def replay_context(game: Game, ply_text: str | None, view_key: str | None) -> di
             f"played {engine.notation(m.move, m.outcome)}."
         )
     winners = [s.name for s in seats if s.place == 1]
-    result = reads.ending(game.result_reason)
+    result = wording.ending(game.result_reason)
     if game.status == Game.Status.FINISHED and winners:
         result = f"{' and '.join(winners)} {'win' if len(winners) > 1 else 'wins'}: {result}"
     return {

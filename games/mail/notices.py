@@ -29,10 +29,9 @@ from django.db.models import QuerySet
 from django.template.loader import render_to_string
 from django.urls import reverse
 
-from games import clock
-from games.engines import is_race
+from games import clock, queueing
 from games.models import EmailPreferences, Game, Move, Outbox, Reminder, Seat
-from games.ui import out_of_time
+from games.ui import wording
 
 logger = logging.getLogger(__name__)
 User = get_user_model()
@@ -316,9 +315,7 @@ def task_grace() -> timedelta:
 def _send_on_commit(outbox_ids: Iterable[int]) -> None:
     """Queue a task for each of these rows on commit; their `next_try_at` is `task_grace()`
     later, for the sweep to find them if the task never comes."""
-    from games import tasks
-
-    tasks.queue_on_commit(tasks.mail_send, [(pk,) for pk in outbox_ids])
+    queueing.queue_on_commit(queueing.MAIL_SEND, [(pk,) for pk in outbox_ids])
 
 
 # --- digests ---------------------------------------------------------------------------------
@@ -507,8 +504,8 @@ def _context(row: Outbox, user: Any) -> dict[str, Any] | None:
         context["left"] = clock.format_left(mine.deadline - clock.now())
         context["clock"] = clock.format_left(game.clock_duration or timedelta())
         # A race has no turns: its clock runs from the start until the runner is out.
-        context["race"] = is_race(game.kind)
-        context["out_of_time"] = out_of_time(game.kind, len(seats))
+        context["race"] = wording.steps_apart(game.kind)
+        context["out_of_time"] = wording.out_of_time(game.kind, len(seats))
     else:
         context.update(_result(game, seats, mine))
     return context
@@ -519,18 +516,17 @@ def _result(game: Game, seats: list[Seat], mine: Seat) -> dict[str, Any]:
     if game.status == Game.Status.ABORTED:
         return {
             "outcome": "aborted",
-            "summary": "The game was aborted: nobody moved before the first deadline. "
-            "There is no result.",
+            "summary": wording.ABORTED_SUMMARY,
         }
     winners = [s.name for s in seats if s.place == 1]
     last = game.moves.order_by("-ply").first()
     how = ""
     if last is not None and last.move.get("timeout"):
-        how = f"{_seat_name(seats, last.seat, mine)} ran out of time"
+        how = wording.ran_out(_seat_name(seats, last.seat, mine))
     elif last is not None and last.move.get("resign"):
-        how = f"{_seat_name(seats, last.seat, mine)} resigned"
+        how = wording.resigned(_seat_name(seats, last.seat, mine))
     elif game.result_reason == "exit":
-        how = "the winner reached the goal"
+        how = wording.WINNER_OUT
     if mine.place == 1:
         outcome = "you won"
     elif mine.place is None:

@@ -30,40 +30,10 @@ from games.mail import views as mail_views
 from games.models import Game, Seat
 from games.play import core
 from games.play.paces import race
-from games.ui import (
-    MoveInputError,
-    clock_rule,
-    colour,
-    get_ui,
-    has_ui,
-    move_number_field,
-    resign_costs,
-)
+from games.ui import MoveInputError, colour, get_ui, has_ui, move_number_field, wording
 from games.web import health, limits
 from games.web.http import HtmxHttpRequest
 from games.web.inputs import ascii_int
-
-RESULT_TEXT = {
-    "exit": "reached the goal",
-    "timeout": "the others ran out of time",
-    "resign": "the others resigned",
-    "damage": "the other robot broke down",
-    "deadline": "nobody got out: placed by cells covered",
-}
-# With one loser, the page names it.
-LOSER_TEXT = {
-    "timeout": "{} ran out of time",
-    "resign": "{} resigned",
-    "damage": "{}'s robot broke down",
-}
-
-
-def result_text(reason: str, seats: list[Seat]) -> str:
-    """How a finished game ended, after who won: "(bob resigned)"."""
-    losers = [s.name for s in seats if s.place is not None and s.place != 1]
-    if len(losers) == 1 and reason in LOSER_TEXT:
-        return LOSER_TEXT[reason].format(losers[0])
-    return RESULT_TEXT.get(reason, reason)
 
 
 @require_safe
@@ -220,9 +190,11 @@ def game_context(
         "can_join": can_join,
         "error": error,
         "clock_text": clock.format_left(game.clock_duration) if game.clock_duration else "live",
-        "clock_rule": clock_rule(game.kind, len(seats), game.clock_duration),
+        "clock_rule": wording.clock_rule(game.kind, len(seats), game.clock_duration),
         "polling": not game.is_over,
-        "result_text": result_text(game.result_reason, seats),
+        "result_text": wording.result_text(
+            game.result_reason, [s.name for s in seats if s.place is not None and s.place != 1]
+        ),
         **extra,
     }
 
@@ -348,7 +320,7 @@ def _resign_confirm(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
         {
             "game": game,
             "title": get_engine(game.kind).TITLE,
-            "costs": resign_costs(game.kind, others),
+            "costs": wording.resign_costs(game.kind, others),
         },
     )
 

@@ -17,7 +17,7 @@ from django.contrib.auth.models import User
 from django.db import connections, router, transaction
 from django.db.models import Field, Model, QuerySet
 
-from games import clock, engines
+from games import clock, engines, queueing
 from games.archive import reads
 from games.bots import get_bot, levels
 from games.engines import IllegalMove, get_engine, is_race
@@ -546,8 +546,6 @@ def bot_tasks_paused() -> Iterator[None]:
 
 
 def _after_commit(game: Game) -> None:
-    from games import tasks
-
     if not _queue_bot_turns.get() or game.status != Game.Status.ACTIVE or game.state is None:
         return
     if not _pace(game).bots_by_turn:
@@ -556,4 +554,4 @@ def _after_commit(game: Game) -> None:
     to_move = set(engine.to_move(game.state))
     if game.seats.filter(index__in=to_move).exclude(bot="").exists():
         # A broker that is down is logged, not raised: the sweep picks up the lost bot turn.
-        tasks.queue_on_commit(tasks.bot_turn, [(game.pk, game.ply)])
+        queueing.queue_on_commit(queueing.BOT_TURN, [(game.pk, game.ply)])

@@ -18,7 +18,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import QuerySet
 
-from games import clock
+from games import clock, queueing
 from games.mail import notices
 from games.models import Clock, Game, Reminder, Seat
 from games.play import core
@@ -149,8 +149,6 @@ def _in_batches(
 def bot_turns_sweep() -> int:
     """Queue again every bot turn that has waited longer than BOT_GRACE (its task was lost:
     a worker killed, a broker restarted). The task checks the ply, so a double is harmless."""
-    from games import tasks
-
     now = clock.now()
     waiting = (
         Seat.objects.filter(deadline__isnull=False)
@@ -168,7 +166,7 @@ def bot_turns_sweep() -> int:
         key = (seat.game_id, seat.game.ply)
         if key not in queued:
             queued.add(key)
-            tasks.bot_turn.delay(*key)
+            queueing.send(queueing.BOT_TURN, key)
     return len(queued)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from django import forms
@@ -14,7 +14,6 @@ from django.http import QueryDict
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
-from games.engines import is_race
 from games.engines.base import JSON
 
 if TYPE_CHECKING:
@@ -101,33 +100,6 @@ class GameUI:
         """More context for the game page, such as `poll_every` ("500ms"), `status_template`
         (drawn as the status line), `hide_resign`, `aborted_text`. None by default."""
         return {}
-
-
-def out_of_time(kind: str, seats: int) -> str:
-    """What becomes of a seat whose clock runs out, as the game page and the mails say it."""
-    if is_race(kind):
-        return "A runner still in the maze then is out where it stands."
-    if seats > 2:
-        return "A player who runs out of time is dropped from the game."
-    return "A player who runs out of time loses."
-
-
-def resign_costs(kind: str, others: list[str]) -> str:
-    """What resigning does to the player who asks, given the names of the other seats."""
-    if is_race(kind):
-        return "You are out where you stand, placed by the cells you covered."
-    if len(others) > 1:
-        return "You leave the game: your marker leaves the board and the others play on."
-    return f"You lose the game: {others[0]} wins."
-
-
-def clock_rule(kind: str, seats: int, duration: timedelta | None) -> str:
-    """The game page's line under the players: what the clock gives and what running out
-    costs ("" for a live race, which has no days on its clock)."""
-    if duration is None:
-        return ""
-    given = "from the start to get out" if is_race(kind) else "for each move"
-    return f"{duration.days} days {given}. {out_of_time(kind, seats)}"
 
 
 def move_number_field(ui: GameUI) -> str:

@@ -18,7 +18,7 @@ from games.engines import mazegen
 from games.engines import mazerace as rules
 from games.engines.base import JSON
 from games.models import Clock, Game
-from games.ui import MARKS, CreateForm, GameUI, MoveInputError, colour
+from games.ui import MARKS, CreateForm, GameUI, MoveInputError, colour, wording
 from games.web.inputs import AsciiIntegerField
 
 CELL = 30  # pixels per cell
@@ -35,7 +35,6 @@ ARROWS = {"N": "↑", "E": "→", "S": "↓", "W": "←"}
 # corridor stay apart on the results page.
 PATH_OFFSETS = [(-4, -4), (4, 4), (4, -4), (-4, 4)]
 MS = timedelta(milliseconds=1)
-HOW_OUT = {"exit": "got out", "resign": "resigned", "timeout": "ran out of time"}
 
 
 class MazeraceCreateForm(CreateForm):
@@ -352,7 +351,7 @@ class UI(GameUI):
                     else "",
                     "steps": track["steps"],
                     "covered": track["covered"],
-                    "how": HOW_OUT.get(track["out"] or "", "still in the maze at the end"),
+                    "how": wording.how_out(track["out"]),
                 }
             )
         rows.sort(key=lambda row: (row["place"] or 99, row["seat"]))

@@ -34,7 +34,7 @@ from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.db import transaction
 
-from games import clock
+from games import clock, queueing
 from games.bots import get_bot
 from games.bots import mazerace as race_bots
 from games.engines import mazerace as rules
@@ -341,11 +341,9 @@ def tick_alive(game_id: int) -> bool:
 
 
 def _tick_queue(game_id: int, token: str, delay: float) -> None:
-    from games import tasks
-
     try:
         # Expires: a tick that waited long in a queue is superseded by the sweep's new chain.
-        tasks.race_tick.apply_async((game_id, token), countdown=delay, expires=delay + 10)
+        queueing.send(queueing.RACE_TICK, (game_id, token), countdown=delay, expires=delay + 10)
     except Exception:
         logger.exception("could not queue the tick of race %s; the sweep starts a new one", game_id)
 
