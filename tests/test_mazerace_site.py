@@ -334,7 +334,7 @@ def test_the_30_second_deadline_after_the_first_exit_closes_the_race_exactly(
         if closer == "task":
             race.race_tick(game_id=game.pk, token="")
         else:
-            sweeps.races_sweep()
+            sweeps.paces_sweep()
 
     # A step that would land after the deadline is refused.
     with at(game, deadline - 100):
@@ -372,10 +372,10 @@ def test_a_race_with_nobody_out_ends_after_ten_minutes_by_cells_covered(started:
         step(game, 0, an_open_way(game, 0))
     limit = rules.RACE_LIMIT_MS
     with at(game, limit - 1):
-        sweeps.races_sweep()
+        sweeps.paces_sweep()
         assert Game.objects.get(pk=game.pk).status == "active"
     with at(game, limit):
-        sweeps.races_sweep()
+        sweeps.paces_sweep()
     game.refresh_from_db()
     assert (game.status, game.result_reason) == ("finished", "deadline")
     assert game.finished_at == game.race_starts_at + limit * MS
@@ -460,7 +460,7 @@ def test_the_tick_chain_requeues_itself_and_a_second_chain_stops(queued: Queued)
 
     cache.delete(race._tick_key(game.pk))
     with at(game, 20_000):
-        assert sweeps.races_sweep() == 1
+        assert sweeps.paces_sweep() == 1
         assert ticks(queued)[-1][0][1] != args[1]
 
 
@@ -469,9 +469,9 @@ def test_a_race_whose_runners_do_not_all_press_ready_is_aborted() -> None:
         game = make_race(2)
         race.race_ready(game_id=game.pk, user=user_of(game, 0))
     with time_machine.travel(T0 + race.READY_WITHIN - MS, tick=False):
-        assert sweeps.races_sweep() == 0
+        assert sweeps.paces_sweep() == 0
     with time_machine.travel(T0 + race.READY_WITHIN, tick=False):
-        assert sweeps.races_sweep() == 1
+        assert sweeps.paces_sweep() == 1
     game.refresh_from_db()
     assert game.status == "aborted" and game.race_deadline is None
     assert "not every runner pressed Ready" in Client().get(f"/games/{game.pk}/").content.decode()

@@ -16,11 +16,6 @@ def get_engine(slug: str) -> Engine:
     return ENGINES[slug]
 
 
-def is_race(slug: str) -> bool:
-    """Whether the game is a race: no turns, each seat moves on its own (`SEATS_MOVE_APART`)."""
-    return ENGINES[slug].SEATS_MOVE_APART
-
-
 def move_number(slug: str, state: JSON, seat: int, ply: int) -> int:
     """What makes a seat's next move unique, and so what its move form carries: the game's ply
     in a game by turns, the seat's own count of moves in a race (the engine's `move_number`).
@@ -34,6 +29,5 @@ __all__ = [
     "IllegalMove",
     "Result",
     "get_engine",
-    "is_race",
     "move_number",
 ]

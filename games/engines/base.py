@@ -43,6 +43,13 @@ class Engine:
     # A seat's move does not depend on the others' (a race): each seat counts its own moves
     # (`move_number`) and the wording says "step" where a game by turns says "move".
     SEATS_MOVE_APART: bool = False
+    # What a player is told of a move for an earlier position (or the same move posted twice),
+    # and of a move after the seat's time ran out.
+    STALE_MOVE: str = (
+        "That move was for an earlier position: the game has moved on since. "
+        "Look at the board again."
+    )
+    OUT_OF_TIME: str = "Your time for this move has run out."
 
     # --- required ---------------------------------------------------------------------------
 

@@ -405,6 +405,8 @@ class Rules(Engine):
     MIN_SEATS = MIN_SEATS
     MAX_SEATS = MAX_SEATS
     SEATS_MOVE_APART = SEATS_MOVE_APART
+    STALE_MOVE = "That step was taken already: the same step counts once. Look at the maze again."
+    OUT_OF_TIME = "Your time to get out has run out."
     default_options = staticmethod(default_options)
     validate_options = staticmethod(validate_options)
     start = staticmethod(start)

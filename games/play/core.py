@@ -1,30 +1,34 @@
 """Every write to a game goes through here: lock the game, check, apply the engine, record the
-move, and queue what follows (bot turns, mails) on commit. Views and tasks call these."""
+move, end the game, and queue what follows (bot turns, mails) on commit. Views and tasks call
+these. How a game's moves are timed is its pace's (games/play/pacing.py): the core asks
+`pace_for(game)` and never which game or pace it runs.
+
+The public entry points say how they lock. Those that take a game id open their own
+transaction and take the game's lock (`game_locked`); those that take a Game say "the caller
+holds the game lock": call them inside `transaction.atomic()` on a game read by
+`game_locked`."""
 
 from __future__ import annotations
 
 import hashlib
 import logging
 import random
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
 
 from django.contrib.auth.models import User
 from django.db import connections, router, transaction
 from django.db.models import Field, Model, QuerySet
 
-from games import clock, engines, queueing
+from games import clock, engines
 from games.archive import reads
 from games.bots import get_bot, levels
-from games.engines import IllegalMove, get_engine, is_race
+from games.engines import IllegalMove, get_engine
 from games.engines.base import JSON, Engine, Result
 from games.mail import notices
 from games.models import Clock, Game, Move, Seat, json_safe
-from games.play.paces import race
+from games.play import pacing
 
 logger = logging.getLogger(__name__)
 
@@ -98,7 +102,7 @@ def game_create(
 def game_join(*, game_id: int, user: User) -> Seat:
     """Take the first open seat; the game starts when the last one is taken."""
     with transaction.atomic():
-        game = _locked(game_id)
+        game = game_locked(game_id)
         if game.status != Game.Status.OPEN:
             raise GameError("This game is not waiting for players any more.")
         seats = list(game.seats.order_by("index"))
@@ -122,11 +126,11 @@ def move_submit(*, game_id: int, user: User, number: int, move: JSON) -> Move:
     """A person's move. `number` is the move number the player's form carried (`move_number`):
     a move for an earlier position, or the same move posted again, is refused."""
     with transaction.atomic():
-        game = _locked(game_id)
+        game = game_locked(game_id)
         seat = game.seats.filter(user=user).first()
         if seat is None:
             raise MoveRefused("You have no seat in this game.")
-        return _play(game, seat, number, move)
+        return move_play(game, seat, number, move)
 
 
 def move_number(game: Game, seat_index: int) -> int:
@@ -139,20 +143,22 @@ def move_number(game: Game, seat_index: int) -> int:
 
 def game_resign(*, game_id: int, user: User) -> Move:
     with transaction.atomic():
-        game = _locked(game_id)
+        game = game_locked(game_id)
         seat = game.seats.filter(user=user).first()
         if seat is None:
             raise MoveRefused("You have no seat in this game.")
         if game.status != Game.Status.ACTIVE:
             raise MoveRefused("The game is not in progress.")
-        return _play(game, seat, move_number(game, seat.index), {"resign": True}, by_site=True)
+        return move_play(game, seat, move_number(game, seat.index), {"resign": True}, by_site=True)
 
 
 def bot_turn_play(*, game_id: int, ply: int) -> Move | None:
     """Let every bot whose turn it is at `ply` move. Safe to run twice: a second run finds the
     ply moved on and does nothing."""
     game = Game.objects.get(pk=game_id)
-    if game.status != Game.Status.ACTIVE or game.ply != ply or not _pace(game).bots_by_turn:
+    if game.status != Game.Status.ACTIVE or game.ply != ply:
+        return None
+    if not pacing.pace_for(game).bots_by_turn:
         return None
     engine = _engine(game.kind)
     assert game.state is not None
@@ -166,16 +172,16 @@ def bot_turn_play(*, game_id: int, ply: int) -> Move | None:
     rng = random.Random(hashlib.sha256(f"{game.seed_sha256}:{ply}:{index}".encode()).digest())
     move = get_bot(game.kind, seats[index].bot)(view, index, rng)
     with transaction.atomic():
-        game = _locked(game_id)
+        game = game_locked(game_id)
         if game.status != Game.Status.ACTIVE or game.ply != ply:
             return None
-        return _play(game, game.seats.get(index=index), move_number(game, index), move)
+        return move_play(game, game.seats.get(index=index), move_number(game, index), move)
 
 
 def seat_timeout(*, game_id: int, seat_index: int) -> int:
     """End a seat's turn if its deadline has passed (see `seats_time_out`)."""
     with transaction.atomic():
-        return seats_time_out([(_locked(game_id), seat_index)])
+        return seats_time_out([(game_locked(game_id), seat_index)])
 
 
 def seats_time_out(expired: Sequence[tuple[Game, int]]) -> int:
@@ -210,7 +216,7 @@ def seats_time_out(expired: Sequence[tuple[Game, int]]) -> int:
         record, result = _move_apply(
             game, seat, move_number(game, index), {"timeout": True}, by_site=True, now=now
         )
-        if result is None or _pace(game) is not TURNS:
+        if result is None or not pacing.pace_for(game).ends_in_batch:
             record.save()
             _move_settle(game, result, now=now)
         else:
@@ -223,43 +229,6 @@ def seats_time_out(expired: Sequence[tuple[Game, int]]) -> int:
 
 
 # --- inside the lock -------------------------------------------------------------------------
-
-
-class Pace(Protocol):
-    """How a game's moves are timed, as the move path asks it. Most games go by turns
-    (`TURNS`); a live race runs on a clock of its own (`races.LIVE_CLOCK`)."""
-
-    bots_by_turn: bool  # a bot's move is a task queued when its turn starts
-
-    def started(self, game: Game) -> None:
-        """The game has just started (in the service's transaction)."""
-
-    def stamped(self, game: Game, move: JSON, *, now: datetime, at_ms: int | None) -> JSON:
-        """The move as the engine takes it, or MoveRefused."""
-        ...
-
-    def moved(self, game: Game) -> None:
-        """A move was applied to `game`, which the caller saves."""
-
-
-class Turns:
-    bots_by_turn = True
-
-    def started(self, game: Game) -> None:
-        pass
-
-    def stamped(self, game: Game, move: JSON, *, now: datetime, at_ms: int | None) -> JSON:
-        return move
-
-    def moved(self, game: Game) -> None:
-        pass
-
-
-TURNS = Turns()
-
-
-def _pace(game: Game) -> Pace:
-    return race.LIVE_CLOCK if race.is_live(game) else TURNS
 
 
 def _engine(kind: str) -> Engine:
@@ -276,7 +245,9 @@ def _play_started(game: Game) -> bool:
     return _engine(game.kind).play_started(game.state, game.ply)
 
 
-def _locked(game_id: int) -> Game:
+def game_locked(game_id: int) -> Game:
+    """The game, read under its row lock, which every write to it takes. Call it inside
+    `transaction.atomic()`: the lock is held until that transaction ends."""
     try:
         return Game.objects.select_for_update().get(pk=game_id)
     except Game.DoesNotExist:
@@ -292,11 +263,11 @@ def _start(game: Game) -> None:
     game.version += 1
     game.save(update_fields=["state", "status", "started_at", "version"])
     _set_deadlines(game, engine)
-    _pace(game).started(game)
-    _after_commit(game)
+    pacing.pace_for(game).started(game)
+    pacing.pace_for(game).after_commit(game)
 
 
-def _play(
+def move_play(
     game: Game,
     seat: Seat,
     number: int,
@@ -305,7 +276,10 @@ def _play(
     by_site: bool = False,
     at_ms: int | None = None,
 ) -> Move:
-    """Apply and store a move; the caller holds the game lock."""
+    """Check, apply and store a move, and settle what follows it (the end of the game, the next
+    deadlines, the pace's part, what is queued on commit). The caller holds the game lock.
+    `number` is the move number the move carries (`move_number`); `by_site`: a timeout or a
+    resignation; `at_ms`: a race step's landing time, given by the race's own clock."""
     now = clock.now()
     record, result = _move_apply(game, seat, number, move, by_site=by_site, at_ms=at_ms, now=now)
     record.save()
@@ -331,14 +305,10 @@ def _move_apply(
     if game.is_over:
         raise MoveRefused("The game is over.")
     engine = _engine(game.kind)
-    race = is_race(game.kind)
+    # Every move, a person's, a bot's or the site's, carries its number: posted twice, it
+    # counts once.
     if number != move_number(game, seat.index):
-        raise MoveRefused(
-            "That step was taken already: the same step counts once. Look at the maze again."
-            if race
-            else "That move was for an earlier position: the game has moved on since. "
-            "Look at the board again."
-        )
+        raise MoveRefused(engine.STALE_MOVE)
     if not by_site and any(k in move for k in ("timeout", "resign")):
         raise MoveRefused("That is not a move.")
     assert game.state is not None
@@ -348,10 +318,8 @@ def _move_apply(
         and seat.deadline <= now
         and seat.index in engine.to_move(game.state)
     ):
-        raise MoveRefused(
-            "Your time to get out has run out." if race else "Your time for this move has run out."
-        )
-    move = _pace(game).stamped(game, move, now=now, at_ms=at_ms)
+        raise MoveRefused(engine.OUT_OF_TIME)
+    move = pacing.pace_for(game).stamped(game, move, now=now, at_ms=at_ms)
     try:
         state, outcome = engine.apply(game.state, seat.index, move)
     except IllegalMove as exc:
@@ -375,11 +343,11 @@ def _move_settle(game: Game, result: Result | None, *, now: datetime) -> None:
     and the bot turns queued on commit."""
     if result is not None:
         game_end(game, at=now, reason=result.reason, places=result.places)
-    _pace(game).moved(game)
+    pacing.pace_for(game).moved(game)
     game.save()
     if result is None:
         _set_deadlines(game, _engine(game.kind))
-    _after_commit(game)
+    pacing.pace_for(game).after_commit(game)
 
 
 @dataclass
@@ -524,7 +492,7 @@ def seat_deadline_move(*, game_id: int, seat_index: int, deadline: datetime) -> 
     reminder follows (`deadlines_set`). A deadline already past times the seat out at the next
     sweep."""
     with transaction.atomic():
-        game = _locked(game_id)
+        game = game_locked(game_id)
         seat = game.seats.filter(index=seat_index).first()
         deadline_move_check(game=game, seat=seat, deadline=deadline)
         assert seat is not None
@@ -532,26 +500,5 @@ def seat_deadline_move(*, game_id: int, seat_index: int, deadline: datetime) -> 
     return seat
 
 
-_queue_bot_turns: ContextVar[bool] = ContextVar("queue_bot_turns", default=True)
-
-
-@contextmanager
-def bot_tasks_paused() -> Iterator[None]:
-    """For callers that drive bots themselves (selfplay): no bot turn is queued meanwhile."""
-    token = _queue_bot_turns.set(False)
-    try:
-        yield
-    finally:
-        _queue_bot_turns.reset(token)
-
-
-def _after_commit(game: Game) -> None:
-    if not _queue_bot_turns.get() or game.status != Game.Status.ACTIVE or game.state is None:
-        return
-    if not _pace(game).bots_by_turn:
-        return
-    engine = _engine(game.kind)
-    to_move = set(engine.to_move(game.state))
-    if game.seats.filter(index__in=to_move).exclude(bot="").exists():
-        # A broker that is down is logged, not raised: the sweep picks up the lost bot turn.
-        queueing.queue_on_commit(queueing.BOT_TURN, [(game.pk, game.ply)])
+# For callers that drive bots themselves (selfplay, tests): no bot turn is queued meanwhile.
+bot_tasks_paused = pacing.bot_tasks_paused

@@ -21,7 +21,7 @@ from django.db.models import QuerySet
 from games import clock, queueing
 from games.mail import notices
 from games.models import Clock, Game, Reminder, Seat
-from games.play import core
+from games.play import core, pacing
 from games.web import health
 
 logger = logging.getLogger(__name__)
@@ -38,7 +38,7 @@ class SweepReport:
     reminders: int = 0
     bot_turns: int = 0
     mails: int = 0
-    race: int = 0
+    paces: int = 0
 
 
 def sweep() -> SweepReport:
@@ -49,7 +49,7 @@ def sweep() -> SweepReport:
         "reminders": reminders_sweep,
         "bot_turns": bot_turns_sweep,
         "mails": mails_sweep,
-        "races": races_sweep,
+        "paces": paces_sweep,
     }
     for field in fields(report):
         try:
@@ -170,27 +170,12 @@ def bot_turns_sweep() -> int:
     return len(queued)
 
 
-def races_sweep(*, limit: int = BATCH_SIZE * MAX_BATCHES) -> int:
-    """Live races: close each one whose deadline has passed (abort one whose runners did not
-    all press Ready in time), and start the tick again for a running race whose chain of ticks
-    was lost. Each race is handled under its own lock (`races.race_advance`), which checks
-    again what is due, so a race is closed exactly once. Walks the partial index on
-    `race_deadline`: only live races that are waiting or running."""
-    from games.play.paces import race
-
+def paces_sweep(*, limit: int = BATCH_SIZE * MAX_BATCHES) -> int:
+    """What each pace ends with no move when it falls due (a live race closed at its deadline,
+    or aborted when its runners did not all press Ready in time; a lost tick chain started
+    again): each game under its own lock, taken by the pace."""
     now = clock.now()
-    done = 0
-    running = (
-        Game.objects.filter(race_deadline__isnull=False, status=Game.Status.ACTIVE)
-        .order_by("race_deadline")
-        .values_list("pk", flat=True)[:limit]
-    )
-    for game_id in running:
-        try:
-            done += race.race_sweep(game_id=game_id, now=now)
-        except Exception:
-            logger.exception("sweeping the race %s failed", game_id)
-    return done
+    return sum(pace.sweep(now=now, limit=limit) for pace in pacing.paces())
 
 
 def mails_sweep() -> int:

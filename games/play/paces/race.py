@@ -40,7 +40,7 @@ from games.bots import mazerace as race_bots
 from games.engines import mazerace as rules
 from games.engines.base import JSON, Result
 from games.models import Clock, Game, Seat, json_safe
-from games.play import core
+from games.play import core, pacing
 
 logger = logging.getLogger(__name__)
 
@@ -73,7 +73,7 @@ def has_bot(seats: list[Seat]) -> bool:
 
 
 def ready_phase_begin(game: Game) -> None:
-    """The seats are all taken (services._start): bots are ready at once; the persons have
+    """The seats are all taken (core, as the game starts): bots are ready at once; the persons have
     READY_WITHIN to press Ready. Inside the service's transaction."""
     now = clock.now()
     game.seats.exclude(bot="").update(ready_at=now)
@@ -86,7 +86,7 @@ def race_ready(*, game_id: int, user: User) -> Seat:
     """A runner is ready; when the last runner still in is, the countdown begins. Pressing
     Ready twice is fine."""
     with transaction.atomic():
-        game = core._locked(game_id)
+        game = core.game_locked(game_id)
         seat = game.seats.filter(user=user).first()
         if seat is None:
             raise core.GameError("You have no seat in this race.")
@@ -132,7 +132,7 @@ def _deadline_at(game: Game) -> datetime | None:
     return None if deadline is None else game.race_starts_at + deadline * MS
 
 
-# --- steps (called by services._play, under the lock) -----------------------------------------
+# --- steps (called by core.move_play, under the lock) -----------------------------------------
 
 
 def live_move(game: Game, move: JSON, *, now: datetime, at_ms: int | None) -> JSON:
@@ -164,11 +164,17 @@ def race_after_move(game: Game) -> None:
     game.race_deadline = _deadline_at(game) if game.status == Game.Status.ACTIVE else None
 
 
-class LiveClock:
-    """The pace of a live race (services.Pace): its runners press Ready, then step on the
-    race's clock, its bots too (race_advance), not by turns."""
+class LiveClock(pacing.Pace):
+    """The pace of a live race (games/play/pacing.py): its runners press Ready, then step on
+    the race's clock, its bots too (race_advance), not by turns; the beat's sweep closes it at
+    its deadline."""
 
+    name = "live race"
     bots_by_turn = False
+    ends_in_batch = False  # its last move changes its deadline (`moved`)
+
+    def claims(self, game: Game) -> bool:
+        return is_live(game)
 
     def started(self, game: Game) -> None:
         ready_phase_begin(game)
@@ -179,8 +185,11 @@ class LiveClock:
     def moved(self, game: Game) -> None:
         race_after_move(game)
 
+    def sweep(self, *, now: datetime, limit: int) -> int:
+        return races_sweep(now=now, limit=limit)
 
-LIVE_CLOCK = LiveClock()
+
+LIVE_CLOCK = pacing.register(LiveClock())
 
 
 # --- the race clock: bots' steps and the close -------------------------------------------------
@@ -266,14 +275,14 @@ def _bots_step(game: Game, now_ms: int) -> None:
             with transaction.atomic():
                 move = get_bot(KIND, seat.bot)(view, index, rng)
                 number = core.move_number(game, index)
-                core._play(game, seat, number, move, at_ms=landing)
+                core.move_play(game, seat, number, move, at_ms=landing)
         except Exception:
             # A bot that cannot step must not stop the race: it resigns where it stands.
             logger.exception("the %s bot of game %s seat %s failed", seat.bot, game.pk, index)
             game.refresh_from_db()
             if game.status == Game.Status.ACTIVE:
                 number = core.move_number(game, index)
-                core._play(game, seat, number, {"resign": True}, by_site=True)
+                core.move_play(game, seat, number, {"resign": True}, by_site=True)
             bots.discard(index)
 
 
@@ -363,6 +372,26 @@ def race_sweep(*, game_id: int, now: datetime) -> bool:
     if delay is not None and lost:
         tick_chain_start(game_id, delay=delay)
     return True
+
+
+def races_sweep(*, now: datetime, limit: int) -> int:
+    """Live races: close each one whose deadline has passed (abort one whose runners did not
+    all press Ready in time), and start the tick again for a running race whose chain of ticks
+    was lost. Each race is handled under its own lock (`race_advance`), which checks again what
+    is due, so a race is closed exactly once. Walks the partial index on `race_deadline`: only
+    live races that are waiting or running."""
+    done = 0
+    running = (
+        Game.objects.filter(race_deadline__isnull=False, status=Game.Status.ACTIVE)
+        .order_by("race_deadline")
+        .values_list("pk", flat=True)[:limit]
+    )
+    for game_id in running:
+        try:
+            done += race_sweep(game_id=game_id, now=now)
+        except Exception:
+            logger.exception("sweeping the race %s failed", game_id)
+    return done
 
 
 # --- the hint --------------------------------------------------------------------------------
