@@ -198,6 +198,9 @@ CELERY_TIMEZONE = "UTC"
 # Clocks: the beat sweeps expired deadlines, due reminders, lost bot turns and stuck mails every
 # SWEEP_INTERVAL_SECONDS; the database holds every deadline, so a lost sweep loses nothing.
 SWEEP_INTERVAL_SECONDS = env_int("SWEEP_INTERVAL_SECONDS", 15)
+# How long a write waits for a game's lock (games/play/core.py, game_locked) before the player
+# is told the game is busy and to try again; on PostgreSQL (SET LOCAL lock_timeout).
+GAME_LOCK_TIMEOUT_MS = env_int("GAME_LOCK_TIMEOUT_MS", 2000)
 DIGEST_HOUR_UTC = env_int("DIGEST_HOUR_UTC", 7)
 CELERY_BEAT_SCHEDULE = {
     "sweep-deadlines": {

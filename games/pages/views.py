@@ -213,22 +213,19 @@ def game_join(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
 @require_POST
 @limits.limit("move_seat", lambda request, game_id: f"{limits.player_key(request)}:{game_id}")
 def game_move(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
-    game = get_object_or_404(Game, pk=game_id)
     if not request.user.is_authenticated:
         return _refused(request, game_id, "Sign in or join the game to play.")
-    if game.state is None:
-        return _refused(
-            request, game_id, "The game has not started yet: it is waiting for players."
-        )
-    ui = get_ui(game.kind)
-    number = ascii_int(request.POST.get(move_number_field(ui)))
-    if number is None:
-        return _refused(request, game_id, "That move cannot be read: the form is incomplete.")
-    seat = _seat_of(game, request)
-    view = get_engine(game.kind).view(game.state, seat)
+
+    def read(game: Game, view: JSON) -> tuple[int, JSON]:
+        # Under the game's lock, against the seat's own view of the position played on.
+        ui = get_ui(game.kind)
+        number = ascii_int(request.POST.get(move_number_field(ui)))
+        if number is None:
+            raise MoveInputError("That move cannot be read: the form is incomplete.")
+        return number, ui.parse_move(request.POST, view)
+
     try:
-        move = ui.parse_move(request.POST, view)
-        core.move_submit(game_id=game_id, user=request.user, number=number, move=move)
+        core.move_read_and_submit(game_id=game_id, user=request.user, read=read)
     except (MoveInputError, core.GameError) as exc:
         return _refused(request, game_id, str(exc))
     request.session.pop(_draft_key(game_id), None)

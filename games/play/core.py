@@ -13,12 +13,13 @@ from __future__ import annotations
 import hashlib
 import logging
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.conf import settings
 from django.contrib.auth.models import User
-from django.db import connections, router, transaction
+from django.db import OperationalError, connections, router, transaction
 from django.db.models import Field, Model, QuerySet
 
 from games import clock, engines
@@ -32,6 +33,8 @@ from games.play import pacing
 
 logger = logging.getLogger(__name__)
 
+LOCK_NOT_AVAILABLE = "55P03"  # PostgreSQL's SQLSTATE for a lock_timeout that ran out
+
 
 class GameError(Exception):
     """An action the site refuses. `str(exc)` is a sentence for the player."""
@@ -39,6 +42,14 @@ class GameError(Exception):
 
 class MoveRefused(GameError):
     pass
+
+
+class GameBusy(GameError):
+    """The game's lock was not free within GAME_LOCK_TIMEOUT_MS: nothing was changed, and the
+    player may simply try again. The views answer it 409, as every GameError."""
+
+    def __init__(self) -> None:
+        super().__init__("The game is busy: another move is being played. Try again in a moment.")
 
 
 @dataclass(frozen=True)
@@ -125,11 +136,25 @@ def game_join(*, game_id: int, user: User) -> Seat:
 def move_submit(*, game_id: int, user: User, number: int, move: JSON) -> Move:
     """A person's move. `number` is the move number the player's form carried (`move_number`):
     a move for an earlier position, or the same move posted again, is refused."""
+    return move_read_and_submit(game_id=game_id, user=user, read=lambda game, view: (number, move))
+
+
+# Reads a move from what was posted, given the game and the seat's own view: (number, move).
+MoveReader = Callable[[Game, JSON], tuple[int, JSON]]
+
+
+def move_read_and_submit(*, game_id: int, user: User, read: MoveReader) -> Move:
+    """A person's move, read from the posted form under the game's lock, so that the game is
+    read once and the form is parsed against the position the move is played on. Whatever
+    `read` raises (a form that cannot be read) passes through, and nothing is changed."""
     with transaction.atomic():
         game = game_locked(game_id)
         seat = game.seats.filter(user=user).first()
         if seat is None:
             raise MoveRefused("You have no seat in this game.")
+        if game.state is None:
+            raise MoveRefused("The game has not started yet: it is waiting for players.")
+        number, move = read(game, _engine(game.kind).view(game.state, seat.index))
         return move_play(game, seat, number, move)
 
 
@@ -247,11 +272,24 @@ def _play_started(game: Game) -> bool:
 
 def game_locked(game_id: int) -> Game:
     """The game, read under its row lock, which every write to it takes. Call it inside
-    `transaction.atomic()`: the lock is held until that transaction ends."""
+    `transaction.atomic()`: the lock is held until that transaction ends. The wait for the lock
+    is bounded (GAME_LOCK_TIMEOUT_MS, for the rest of the transaction on PostgreSQL): past
+    it, GameBusy, and the transaction is rolled back by the exception."""
+    connection = connections[router.db_for_write(Game)]
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT set_config('lock_timeout', %s, true)",
+                [f"{int(settings.GAME_LOCK_TIMEOUT_MS)}ms"],
+            )
     try:
         return Game.objects.select_for_update().get(pk=game_id)
     except Game.DoesNotExist:
         raise GameError("There is no such game.") from None
+    except OperationalError as exc:
+        if getattr(exc.__cause__, "sqlstate", None) == LOCK_NOT_AVAILABLE:
+            raise GameBusy() from exc
+        raise
 
 
 def _start(game: Game) -> None:
