@@ -128,6 +128,12 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# The user with its profile in one query (games/accounts/backends.py); Django's own backend
+# still reads the sessions signed in before it.
+AUTHENTICATION_BACKENDS = [
+    "games.accounts.backends.ProfileBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "lobby"
 LOGOUT_REDIRECT_URL = "lobby"

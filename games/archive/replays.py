@@ -148,7 +148,7 @@ def mazerace_replay_view(state: JSON, viewpoint: Viewpoint) -> JSON:
         view.update(
             over=True,
             maze=list(state["maze"]),
-            runners=[mazerace._track(runner) for runner in state["runners"]],
+            runners=[mazerace.track(runner) for runner in state["runners"]],
         )
     return view
 

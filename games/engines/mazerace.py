@@ -348,11 +348,11 @@ def view(state: JSON, seat: int | None) -> JSON:
         shown.update(_runner_view(maze_of(state), state["runners"][seat]))
     if done is not None:
         shown["maze"] = list(state["maze"])
-        shown["runners"] = [_track(runner) for runner in state["runners"]]
+        shown["runners"] = [track(runner) for runner in state["runners"]]
     return shown
 
 
-def _track(runner: JSON) -> JSON:
+def track(runner: JSON) -> JSON:
     """Where a runner went: its own to see during the race, everybody's after it."""
     return {
         "at": runner["at"],
@@ -367,7 +367,7 @@ def _track(runner: JSON) -> JSON:
 def _runner_view(maze: Sequence[int], runner: JSON) -> JSON:
     here = CELL_OF[runner["at"]]
     return {
-        **_track(runner),
+        **track(runner),
         "cells": {name: maze[CELL_OF[name]] for name in runner["seen"]},
         "open": mazegen.open_directions(maze[here]),
         "sentence": sentence(maze[here], here),

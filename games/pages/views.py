@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-from typing import Any
-
 from django.http import (
     Http404,
     HttpResponse,
@@ -20,17 +18,17 @@ from django.views.decorators.http import (
 )
 from django_htmx.http import HttpResponseStopPolling
 
-from games import clock
 from games.accounts.guests import player_for
 from games.archive import selectors
-from games.archive.records import public_move, record_build
+from games.archive.records import record_build
 from games.engines import ENGINES, get_engine
 from games.engines.base import JSON
 from games.mail import views as mail_views
-from games.models import Game, Seat
+from games.models import Game
+from games.pages import contexts
 from games.play import core
 from games.play.paces import race
-from games.ui import MoveInputError, colour, get_ui, has_ui, move_number_field, wording
+from games.ui import MoveInputError, get_ui, has_ui, move_number_field, wording
 from games.web import health, limits
 from games.web.http import HtmxHttpRequest
 from games.web.inputs import ascii_int
@@ -115,7 +113,10 @@ def _game_response(
         template += "#game"
     draft = request.session.get(_draft_key(game_id))
     response = TemplateResponse(
-        request, template, game_context(game, request.user, error=error, draft=draft), status=status
+        request,
+        template,
+        contexts.game_context(game, request.user, error=error, draft=draft),
+        status=status,
     )
     if game.is_over:
         # Only the header (who is signed in) still changes: the browser may keep it a minute.
@@ -130,73 +131,6 @@ def _not_stored(response: HttpResponseBase) -> HttpResponseBase:
     viewer its own hidden parts: no cache, shared or not, may keep it."""
     patch_cache_control(response, private=True, no_store=True)
     return response
-
-
-def game_context(
-    game: Game, user: Any, *, error: str = "", draft: JSON | None = None
-) -> dict[str, Any]:
-    seats: list[Seat] = list(game.seats.all())
-    my_seat = next((s for s in seats if user.is_authenticated and s.user_id == user.pk), None)
-    viewer = my_seat.index if my_seat else None
-    engine = get_engine(game.kind)
-    ui = get_ui(game.kind)
-    view = engine.view(game.state, viewer) if game.state is not None else None
-    to_move = set(engine.to_move(game.state)) if game.state is not None else set()
-    now = clock.now()
-    seat_rows = [
-        {
-            "seat": s,
-            "colour": colour(s.index),
-            "to_move": s.index in to_move,
-            "left": clock.format_left(s.deadline - now) if s.deadline else None,
-            "you": s == my_seat,
-            "dropped": bool(view and s.index in view.get("dropped", [])),
-        }
-        for s in seats
-    ]
-    moves = (
-        []
-        if ui.hide_log
-        else [
-            {
-                "ply": m.ply,
-                "seat": m.seat,
-                "colour": colour(m.seat),
-                "text": engine.notation(m.move, m.outcome),
-                "at": m.at,
-            }
-            for m in game.moves.all()
-            # Only what the record shows this viewer (a race hides the other runners' steps).
-            if public_move(game.kind, m.move, m.outcome, m.seat, viewer, game.is_over) is not None
-        ]
-    )
-    can_join = game.status == Game.Status.OPEN and my_seat is None and any(s.is_open for s in seats)
-    # A game's own page context (a live race: Ready, countdown, polling).
-    extra = ui.page_context(game, view, viewer, now)
-    return {
-        "game": game,
-        "title": engine.TITLE,
-        "seats": seat_rows,
-        "winners": [s.name for s in seats if s.place == 1],
-        "movers": [s.name for s in seats if s.index in to_move],
-        "my_seat": my_seat,
-        "your_turn": my_seat is not None and my_seat.index in to_move,
-        # What the move form carries so that the move counts once (services.move_number).
-        "move_number": core.move_number(game, my_seat.index) if my_seat else game.ply,
-        "view": view,
-        "ui": ui,
-        "board": ui.board(view, viewer, draft) if view is not None else None,
-        "moves": moves,
-        "can_join": can_join,
-        "error": error,
-        "clock_text": clock.format_left(game.clock_duration) if game.clock_duration else "live",
-        "clock_rule": wording.clock_rule(game.kind, len(seats), game.clock_duration),
-        "polling": not game.is_over,
-        "result_text": wording.result_text(
-            game.result_reason, [s.name for s in seats if s.place is not None and s.place != 1]
-        ),
-        **extra,
-    }
 
 
 @require_POST
