@@ -61,7 +61,7 @@ class SeatAdminForm(forms.ModelForm):
 @admin.register(Seat)
 class SeatAdmin(admin.ModelAdmin):
     """A seat to move can have its deadline moved here, earlier or later; its reminder follows
-    (`services.seat_deadline_move`)."""
+    (`play.core.seat_deadline_move`)."""
 
     form = SeatAdminForm
     list_display = ["game", "index", "user", "bot", "deadline", "place"]

@@ -1,4 +1,4 @@
-"""Forms for accounts: they read and check input; the services in `accounts` decide."""
+"""Forms for accounts: they read and check input; the functions in `accounts.profiles` decide."""
 
 from __future__ import annotations
 

@@ -551,7 +551,7 @@ RESULTS_ADD = """
 
 def results_count(ended: Sequence[tuple[Game, Sequence[Seat]]]) -> None:
     """Add games that have just ended, each with all its seats placed, to their players'
-    results (PlayerResult): two queries at most for the lot. Called by services.game_end, the
+    results (PlayerResult): two queries at most for the lot. Called by play.core.game_end, the
     one way a game ends; an increment, so that games ending at once for a player each count."""
     finished = [(g, seats) for g, seats in ended if g.status == Game.Status.FINISHED]
     crowded = [g.pk for g, seats in finished if len(seats) > 2]
@@ -590,7 +590,7 @@ def results_count(ended: Sequence[tuple[Game, Sequence[Seat]]]) -> None:
 @transaction.atomic
 def results_recount() -> None:
     """Every player's results counted again from every finished game, by the rule of
-    results_count: for games stored without services.game_end (bench/archive.py fills with
+    results_count: for games stored without play.core.game_end (bench/archive.py fills with
     SQL; tests make games in bulk; `manage.py results_recount`). In one transaction, so that a
     player page never reads the table half counted."""
     # A LIMIT 1 subquery, not EXISTS: PostgreSQL may turn an EXISTS into one scan of every

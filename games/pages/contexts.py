@@ -64,7 +64,7 @@ def game_context(
         "movers": [s.name for s in seats if s.index in to_move],
         "my_seat": my_seat,
         "your_turn": my_seat is not None and my_seat.index in to_move,
-        # What the move form carries so that the move counts once (services.move_number).
+        # What the move form carries so that the move counts once (play.core.move_number).
         "move_number": core.move_number(game, my_seat.index) if my_seat else game.ply,
         "view": view,
         "ui": ui,

@@ -487,7 +487,7 @@ def deadlines_set(changes: Sequence[tuple[Game, Seat, datetime | None]]) -> None
     (its turn starts), moves it, or takes it away (None: its turn is over). Whatever sets or
     moves a deadline (a turn, the end of a game, the admin, and later a vacation or a time bank)
     goes through here, so that the seat's reminder stays due at the deadline minus a fifth of
-    the clock (`notifications.reminder_time`); a turn that starts also gets its "your turn"
+    the clock (`mail.notices.reminder_time`); a turn that starts also gets its "your turn"
     mail. Seats whose deadline does not change are left alone; the others are changed in memory
     too. The caller holds the games' locks (`seat_deadline_move` takes it, for a caller outside
     a transaction)."""

@@ -72,7 +72,7 @@ def expired_seats(now: datetime) -> QuerySet[Seat]:
 
 def deadlines_sweep(*, batch_size: int = BATCH_SIZE, max_batches: int = MAX_BATCHES) -> int:
     """Time out every seat whose deadline has passed, each exactly once, a batch at a time
-    (`services.seats_time_out`). Returns how many seats timed out."""
+    (`play.core.seats_time_out`). Returns how many seats timed out."""
     now = clock.now()
     return _in_batches(
         lambda: expired_seats(now),

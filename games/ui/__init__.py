@@ -59,7 +59,7 @@ class MoveInputError(Exception):
 
 
 class CreateForm(forms.Form):
-    """A game's creation form: `create_args()` gives what `services.game_create` takes."""
+    """A game's creation form: `create_args()` gives what `play.core.game_create` takes."""
 
     def create_args(self) -> tuple[JSON, str, list[str]]:
         """(options, clock, bot level per seat with "" for a person); seat 0 is the creator's."""

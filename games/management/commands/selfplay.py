@@ -52,7 +52,7 @@ class Command(BaseCommand):
         game_options = dict(engine.default_options())
         if game_options.get("mode") == "live":
             # A live race runs on the race clock. Selfplay runs the slow race: the same maze
-            # for every seat, and the bots step one at a time through the services.
+            # for every seat, and the bots step one at a time through the play core.
             game_options["mode"] = "slow"
         if options["size"] is not None:
             game_options["size"] = options["size"]
