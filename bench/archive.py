@@ -150,7 +150,7 @@ def fill(games: int, moves: int, users: int) -> None:
     from django.core.management import call_command
     from django.db import connection
 
-    from games.archive import reads
+    from games.archive import results
 
     started = time.perf_counter()
     call_command("migrate", verbosity=0)
@@ -274,7 +274,7 @@ def fill(games: int, moves: int, users: int) -> None:
             if (done // chunk) % 4 == 0 or done >= high - low + 1:
                 print(f"moves: {done:,} games, {time.perf_counter() - started:.0f} s")
     # What play.core.game_end keeps as each game ends, counted here for the games filled in.
-    reads.results_recount()
+    results.results_recount()
     print(f"results: {time.perf_counter() - started:.0f} s")
     connection.close()
     import psycopg

@@ -17,7 +17,7 @@ from django.contrib.auth.models import User
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from games.archive import reads
+from games.archive import reads, results
 from games.engines import cornmaze
 from games.models import Game, Move, Seat
 from games.play import core
@@ -95,7 +95,7 @@ def bulk_finished(
             )
             for g in games
         )
-    reads.results_count(list(zip(games, placed, strict=True)))
+    results.results_count(list(zip(games, placed, strict=True)))
     return games
 
 

@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.utils.feedgenerator import Atom1Feed
 
 from games.archive import reads
+from games.archive.filters import Filters, filters_from
 
 
 def _title(row: reads.Row) -> str:
@@ -49,15 +50,15 @@ class ArchiveFeed(_GamesFeed):
     title = "mazesite: finished games"
     subtitle = "Every finished game on mazesite, newest first, each with its replay."
 
-    def get_object(self, request: HttpRequest) -> reads.Filters:
-        _, filters = reads.filters_from(request.GET)
+    def get_object(self, request: HttpRequest) -> Filters:
+        _, filters = filters_from(request.GET)
         return filters
 
-    def link(self, obj: reads.Filters) -> str:
+    def link(self, obj: Filters) -> str:
         query = urlencode(obj.query())
         return reverse("archive") + (f"?{query}" if query else "")
 
-    def items(self, obj: reads.Filters) -> list[reads.Row]:
+    def items(self, obj: Filters) -> list[reads.Row]:
         return reads.finished_page(obj, size=reads.FEED_SIZE).rows
 
 
@@ -78,5 +79,5 @@ class PlayerFeed(_GamesFeed):
         return reverse("player", args=[obj.name])
 
     def items(self, obj: reads.Player) -> list[reads.Row]:
-        filters = reads.Filters(player=obj.name)
+        filters = Filters(player=obj.name)
         return reads.finished_page(filters, size=reads.FEED_SIZE).rows

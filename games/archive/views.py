@@ -17,6 +17,7 @@ from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from games.archive import reads, replay_page, selectors
+from games.archive.filters import filters_from
 from games.archive.records import record_build, record_verify
 from games.models import Game
 from games.ui import SEAT_COLOURS, mark_html
@@ -82,7 +83,7 @@ def _partial(request: HtmxHttpRequest) -> bool:
 @require_safe
 @vary_on_headers("HX-Request")
 def archive_list(request: HtmxHttpRequest) -> HttpResponse:
-    form, filters = reads.filters_from(request.GET)
+    form, filters = filters_from(request.GET)
     after = reads.Cursor.parse(request.GET.get("after"))
     before = reads.Cursor.parse(request.GET.get("before"))
     page = reads.finished_page(filters, after=after, before=before)
@@ -113,7 +114,7 @@ def player_detail(request: HtmxHttpRequest, name: str) -> HttpResponse:
     player = reads.player_named(name)
     if player is None:
         raise Http404("No such player.")
-    form, filters = reads.filters_from(request.GET, player=player.name)
+    form, filters = filters_from(request.GET, player=player.name)
     after = reads.Cursor.parse(request.GET.get("after"))
     before = reads.Cursor.parse(request.GET.get("before"))
     page = reads.finished_page(filters, after=after, before=before, running_of=player)

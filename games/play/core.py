@@ -23,7 +23,7 @@ from django.db import OperationalError, connections, router, transaction
 from django.db.models import Field, Model, QuerySet
 
 from games import clock, engines
-from games.archive import reads
+from games.archive import results as player_results
 from games.bots import get_bot, levels
 from games.engines import IllegalMove, get_engine
 from games.engines.base import JSON, Engine, Result
@@ -420,7 +420,7 @@ def _games_end(endings: Sequence[Ending]) -> None:
             seat.finished_at = ending.at
     _rows_update([s for e in endings for s in e.seats], ["place", "finished_at"])
     deadlines_set([(e.game, seat, None) for e in endings for seat in e.seats])
-    reads.results_count([(e.game, e.seats) for e in endings])
+    player_results.results_count([(e.game, e.seats) for e in endings])
     notices.games_ended([e.game for e in endings], [s for e in endings for s in e.seats])
 
 
