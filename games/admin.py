@@ -7,7 +7,7 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from games.mail import notices
+from games.mail import outbox
 from games.models import EmailPreferences, Game, Move, Outbox, Profile, Reminder, Seat
 from games.play import core
 
@@ -145,7 +145,7 @@ class OutboxAdmin(admin.ModelAdmin):
 
     @admin.action(description="Send the selected stuck mails again (pending or failed)")
     def resend(self, request: HttpRequest, queryset: QuerySet[Outbox]) -> None:
-        count = notices.outbox_resend(outbox_ids=queryset.values_list("pk", flat=True))
+        count = outbox.outbox_resend(outbox_ids=queryset.values_list("pk", flat=True))
         self.message_user(request, f"{count} mail(s) queued again; sent or skipped ones are left.")
 
     def has_add_permission(self, request: HttpRequest) -> bool:

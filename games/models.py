@@ -258,7 +258,7 @@ class Outbox(models.Model):
     The outbox is the queue: a pending row says when it is next due (`next_try_at`), and the
     sweep queues every pending row whose time has come. A task is queued at once when a row is
     made; its time is then a short grace later, after which the task counts as lost (see
-    `mail.notices.task_grace`). A send that failed waits out its backoff, and a "your turn"
+    `mail.outbox.task_grace`). A send that failed waits out its backoff, and a "your turn"
     mail held while the player has the game open waits until they leave, in the same column."""
 
     class Kind(models.TextChoices):

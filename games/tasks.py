@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from games.mail import notices
+from games.mail import digests, outbox
 from games.play import core, sweeps
 from games.play.paces import race
 
@@ -37,9 +37,9 @@ def sweep_deadlines() -> None:
 # game open), and the sweep queues it then; a task lost with its worker is simply queued again.
 @shared_task(acks_late=False)
 def mail_send(outbox_id: int) -> None:
-    notices.outbox_send(outbox_id=outbox_id)
+    outbox.outbox_send(outbox_id=outbox_id)
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
 def digest_send() -> None:
-    notices.digest_queue_all()
+    digests.digest_queue_all()

@@ -14,7 +14,7 @@ from django.core import mail
 from django.db import connection, connections
 from django.urls import reverse
 
-from games.mail import notices
+from games.mail import outbox, watching
 from games.models import Game, Move, Outbox, Reminder, Seat
 from games.play import core, sweeps
 from tests.worker_fixtures import (
@@ -113,16 +113,16 @@ def test_the_poll_marks_a_signed_in_player_as_watching(client) -> None:  # type:
     player = player_at(game, 0)
     url = reverse("game", args=[game.pk]) + f"?since={game.version}"
     client.get(url, HTTP_HX_REQUEST="true")
-    assert notices.watching_until(game_id=game.pk, user_id=player.pk) is None
+    assert watching.watching_until(game_id=game.pk, user_id=player.pk) is None
     client.force_login(player)
     with time_machine.travel(START, tick=False):
         assert client.get(url, HTTP_HX_REQUEST="true").status_code == 204
-        until = START + timedelta(seconds=notices.WATCHING_SECONDS)
-        assert notices.watching_until(game_id=game.pk, user_id=player.pk) == until
+        until = START + timedelta(seconds=watching.WATCHING_SECONDS)
+        assert watching.watching_until(game_id=game.pk, user_id=player.pk) == until
         other = player_at(game, 1).pk
-        assert notices.watching_until(game_id=game.pk, user_id=other) is None
+        assert watching.watching_until(game_id=game.pk, user_id=other) is None
     with time_machine.travel(until, tick=False):  # the page stopped polling: they left
-        assert notices.watching_until(game_id=game.pk, user_id=player.pk) is None
+        assert watching.watching_until(game_id=game.pk, user_id=player.pk) is None
 
 
 # --- deadlines that move ---------------------------------------------------------------------
@@ -162,7 +162,7 @@ def test_a_deadline_moved_later_or_earlier_takes_its_reminder_along(
     (row,) = Outbox.objects.filter(kind="reminder")
     assert row.pk in queued.mails
     with time_machine.travel(due, tick=False):
-        assert notices.outbox_send(outbox_id=row.pk) == "sent"
+        assert outbox.outbox_send(outbox_id=row.pk) == "sent"
     assert "14:24:00 left" in mail.outbox[-1].body  # a fifth of 3 days
     with time_machine.travel(deadline, tick=False):
         assert sweeps.deadlines_sweep() == 1  # and the seat runs out at the new deadline

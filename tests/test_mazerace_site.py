@@ -23,7 +23,7 @@ from django.test import Client
 from games.archive.records import record_build, record_verify
 from games.engines import mazegen
 from games.engines import mazerace as rules
-from games.mail import notices
+from games.mail import outbox
 from games.models import Game, Move, Outbox, Reminder
 from games.play import core, sweeps
 from games.play.paces import race
@@ -530,7 +530,7 @@ def test_a_slow_race_mails_say_the_race_has_started_and_remind_of_the_way_out() 
     with time_machine.travel(T0, tick=False):
         game = make_race(3, clock="P3D")
         for row in Outbox.objects.filter(game=game):
-            assert notices.outbox_send(outbox_id=row.pk) == "sent"
+            assert outbox.outbox_send(outbox_id=row.pk) == "sent"
         lobby = client_for(user_of(game, 0)).get("/").content.decode()
     assert "in the maze · 3 days, 0:00:00 left" in lobby and "your move" not in lobby
     assert len(mail.outbox) == 3
@@ -544,7 +544,7 @@ def test_a_slow_race_mails_say_the_race_has_started_and_remind_of_the_way_out() 
     with time_machine.travel(T0 + timedelta(days=3) * 4 / 5, tick=False):
         assert sweeps.reminders_sweep() == 3
         for row in Outbox.objects.filter(game=game, kind="reminder"):
-            assert notices.outbox_send(outbox_id=row.pk) == "sent"
+            assert outbox.outbox_send(outbox_id=row.pk) == "sent"
     assert len(mail.outbox) == 3
     for message in mail.outbox:
         assert message.subject == (

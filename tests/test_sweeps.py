@@ -12,7 +12,7 @@ from django.db import connection, connections
 from django.db.models import Q
 from django.test.utils import CaptureQueriesContext
 
-from games.mail import notices
+from games.mail import outbox
 from games.models import Game, Move, Outbox, Reminder, Seat
 from games.play import core, sweeps
 from tests.worker_fixtures import Queued, make_game, make_player, play_one, to_move
@@ -237,7 +237,7 @@ def test_a_mail_whose_task_was_lost_is_queued_again_within_a_minute(
         game = make_game(make_player(), make_player())
     (mail,) = Outbox.objects.all()
     queued.clear()  # its task is lost
-    grace = notices.task_grace()
+    grace = outbox.task_grace()
     assert grace == timedelta(minutes=1)  # four sweeps of 15 s
     with time_machine.travel(START + grace - timedelta(seconds=1), tick=False):
         assert sweeps.mails_sweep() == 0
@@ -257,7 +257,7 @@ def test_a_mail_whose_task_was_lost_is_queued_again_within_a_minute(
         assert sweeps.mails_sweep() == 1
     assert queued.mails == [mail.pk]
     with time_machine.travel(START + 2 * grace, tick=False):
-        assert notices.outbox_send(outbox_id=mail.pk) == "sent"
+        assert outbox.outbox_send(outbox_id=mail.pk) == "sent"
     with time_machine.travel(START + 3 * grace, tick=False):
         assert sweeps.mails_sweep() == 0
     assert game.pk == mail.game_id
@@ -266,7 +266,7 @@ def test_a_mail_whose_task_was_lost_is_queued_again_within_a_minute(
 def test_the_mail_sweep_walks_the_partial_index_of_pending_mails() -> None:
     # Its cost grows with the mails due, not with the mails sent (see bench/sweep.py for the
     # seats): the claim filters on exactly the partial index's condition and orders by its key.
-    sql = str(notices.due_mails(START).query)
+    sql = str(outbox.due_mails(START).query)
     assert '"games_outbox"."status" = pending' in sql
     assert '"games_outbox"."next_try_at" <=' in sql
     assert sql.endswith('ORDER BY "games_outbox"."next_try_at" ASC')

@@ -1,187 +1,25 @@
-"""Mails about games: who gets which, the outbox that sends each one once, and sending.
-
-Rows are made inside a service's transaction, under the game's lock, and a task queued on commit
-sends them: a move that rolls back leaves no row and queues nothing. The unique key of a row
-(game, seat, ply, kind; user and day for a digest) makes a second task for the same mail find it
-there; the row's lock, held while sending, makes two tasks at once send it once.
-
-The outbox is the queue, not the broker: a pending row holds when it is next due
-(`Outbox.next_try_at`) and the sweep queues the rows whose time has come. That one column covers
-a task that was lost (the broker down at commit, a worker killed: due again `task_grace()` after
-it was queued, about a minute), a send that failed (due again after its backoff), and a "your
-turn" mail held while the player has the game open (due again when they leave)."""
+"""What the play core tells the mail, inside its transaction and under the game's lock: a
+turn started, a deadline moved, turns or games ended; and the reminders that fall due."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
-from datetime import UTC, date, datetime, timedelta
-from smtplib import SMTPException
-from typing import Any
+from collections.abc import Sequence
+from datetime import datetime, timedelta
 
-from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core import signing
-from django.core.cache import cache
-from django.core.mail import EmailMultiAlternatives
-from django.db import transaction
-from django.db.models import QuerySet
-from django.template.loader import render_to_string
-from django.urls import reverse
 
-from games import clock, queueing
-from games.models import EmailPreferences, Game, Move, Outbox, Reminder, Seat
-from games.ui import wording
+from games.mail import outbox
+from games.models import EmailPreferences, Game, Outbox, Reminder, Seat
 
 logger = logging.getLogger(__name__)
 User = get_user_model()
-
-# The game page polls every 3 seconds; a player counts as watching for a little longer.
-WATCHING_SECONDS = 10
-UNSUBSCRIBE_SALT = "mazesite.notifications.unsubscribe"
-# What a mail server or the network raises; the mail is tried again after a backoff.
-SEND_ERRORS: tuple[type[Exception], ...] = (SMTPException, OSError)
-# Tries of a mail the server refuses: again after 30 s, 1, 2, 4 and 8 minutes, then failed.
-MAX_ATTEMPTS = 6
-RETRY_BACKOFF = timedelta(seconds=30)
-# A queued mail task that has not settled its row within this many sweeps was lost.
-TASK_GRACE_SWEEPS = 4
-# A reminder goes out when this share of the clock is left.
-REMINDER_SHARE = 5
-
 Kind = Outbox.Kind
 TurnMails = EmailPreferences.TurnMails
 
-UNSUBSCRIBE_WHAT = {
-    Kind.YOUR_TURN: "“your turn” mails",
-    Kind.REMINDER: "reminders before a deadline",
-    Kind.GAME_OVER: "“game over” mails",
-    Kind.DIGEST: "the daily digest",
-}
 
-
-class NotificationError(Exception):
-    """A request the site refuses. `str(exc)` is a sentence for the person."""
-
-
-# --- who has a game open ---------------------------------------------------------------------
-
-
-def _watching_key(game_id: int, user_id: int) -> str:
-    return f"watching:{game_id}:{user_id}"
-
-
-def watching_mark(*, game_id: int, user_id: int) -> None:
-    """The player has the game open (its page polled just now): their "your turn" mail waits
-    until they leave. The mark keeps the time of the poll, and the clock decides when it is
-    over; the cache only forgets it a while later."""
-    try:
-        cache.set(_watching_key(game_id, user_id), clock.now().timestamp(), 6 * WATCHING_SECONDS)
-    except Exception:  # noqa: BLE001 - a cache outage must not break the page
-        logger.warning("could not mark game %s as watched", game_id, exc_info=True)
-
-
-def watching_until(*, game_id: int, user_id: int) -> datetime | None:
-    """Until when the player counts as having the game open (WATCHING_SECONDS after its page
-    last polled), or None if they do not."""
-    try:
-        polled = cache.get(_watching_key(game_id, user_id))
-    except Exception:  # noqa: BLE001 - without the cache, better a mail too many than none
-        logger.warning("could not read whether game %s is watched", game_id, exc_info=True)
-        return None
-    if not isinstance(polled, int | float):
-        return None
-    until = datetime.fromtimestamp(polled, UTC) + timedelta(seconds=WATCHING_SECONDS)
-    return until if until > clock.now() else None
-
-
-# --- preferences and addresses ---------------------------------------------------------------
-
-
-def preferences_for(user: Any) -> EmailPreferences:
-    """The user's preferences; an unsaved row with the defaults if they never changed them.
-    No query if they were fetched with `select_related("email_preferences")`."""
-    try:
-        prefs: EmailPreferences = user.email_preferences
-    except EmailPreferences.DoesNotExist:
-        return EmailPreferences(user_id=user.pk)
-    return prefs
-
-
-def preferences_update(
-    *, user: Any, turn_mails: str, reminder: bool, game_over: bool
-) -> EmailPreferences:
-    if turn_mails not in TurnMails.values:
-        raise NotificationError("Choose how to hear that it is your turn.")
-    prefs, _ = EmailPreferences.objects.update_or_create(
-        user_id=user.pk,
-        defaults={"turn_mails": turn_mails, "reminder": reminder, "game_over": game_over},
-    )
-    return prefs
-
-
-# Each kind of mail is wanted while one preference holds one value; unsubscribing sets another.
-PREFERENCE: dict[str, tuple[str, object, object]] = {
-    Kind.YOUR_TURN: ("turn_mails", TurnMails.IMMEDIATE, TurnMails.OFF),
-    Kind.DIGEST: ("turn_mails", TurnMails.DIGEST, TurnMails.OFF),
-    Kind.REMINDER: ("reminder", True, False),
-    Kind.GAME_OVER: ("game_over", True, False),
-}
-
-
-def wants(prefs: EmailPreferences, kind: str) -> bool:
-    field, wanted, _ = PREFERENCE[kind]
-    return bool(getattr(prefs, field) == wanted)
-
-
-def verified_address(user: Any) -> str:
-    """The address mails may go to, or "" for a user without a verified one."""
-    profile = getattr(user, "profile", None)
-    if not user.is_active or not user.email or profile is None or not profile.email_verified:
-        return ""
-    return str(user.email)
-
-
-# --- unsubscribing, without signing in ------------------------------------------------------
-
-
-def unsubscribe_token(*, user_id: int, kind: str) -> str:
-    # Never expires: a link in an old mail must still work.
-    return signing.dumps([user_id, kind], salt=UNSUBSCRIBE_SALT)
-
-
-def unsubscribe_url(*, user_id: int, kind: str) -> str:
-    token = unsubscribe_token(user_id=user_id, kind=kind)
-    return settings.SITE_URL + reverse("unsubscribe", args=[token])
-
-
-def unsubscribe_read(*, token: str) -> tuple[Any, str]:
-    """The user and the kind of mail an unsubscribe link is for."""
-    try:
-        data = signing.loads(token, salt=UNSUBSCRIBE_SALT)
-    except signing.BadSignature:
-        raise NotificationError(
-            "This unsubscribe link is not valid: copy the whole link from the mail."
-        ) from None
-    if (
-        not isinstance(data, list)
-        or len(data) != 2
-        or not isinstance(data[0], int)
-        or data[1] not in Kind.values
-    ):
-        raise NotificationError("This unsubscribe link is not valid.")
-    user = User.objects.filter(pk=data[0]).first()
-    if user is None:
-        raise NotificationError("This unsubscribe link is for an account that no longer exists.")
-    return user, str(data[1])
-
-
-def unsubscribe(*, token: str) -> tuple[Any, str]:
-    """Switch off the kind of mail the link is for. Doing it twice is fine."""
-    user, kind = unsubscribe_read(token=token)
-    field, _, off = PREFERENCE[kind]
-    EmailPreferences.objects.update_or_create(user_id=user.pk, defaults={field: off})
-    return user, kind
+# A reminder goes out when this share of the clock is left.
+REMINDER_SHARE = 5
 
 
 # --- called by the play core, inside their transaction, under the game's lock -----------------
@@ -203,8 +41,10 @@ def turn_started(*, game: Game, seat: Seat) -> None:
     Reminder.objects.bulk_create(
         [Reminder(seat=seat, ply=game.ply, due=due)], ignore_conflicts=True
     )
-    user = _people().filter(pk=seat.user_id).first()
-    _mails_queue(_mail_rows(game=game, people=[(seat, user)], kind=Kind.YOUR_TURN, ply=game.ply))
+    user = outbox.people().filter(pk=seat.user_id).first()
+    outbox.mails_queue(
+        outbox.mail_rows(game=game, people=[(seat, user)], kind=Kind.YOUR_TURN, ply=game.ply)
+    )
 
 
 def deadline_moved(*, game: Game, seat: Seat) -> None:
@@ -234,14 +74,14 @@ def games_ended(games: Sequence[Game], seats: Sequence[Seat]) -> None:
     rows = [
         row
         for seat in seats
-        for row in _mail_rows(
+        for row in outbox.mail_rows(
             game=by_id[seat.game_id],
             people=[(seat, seat.user)],
             kind=Kind.GAME_OVER,
             ply=by_id[seat.game_id].ply,
         )
     ]
-    _mails_queue(rows)
+    outbox.mails_queue(rows)
 
 
 def reminder_due(*, reminder_id: int, now: datetime) -> bool:
@@ -261,327 +101,9 @@ def reminder_due(*, reminder_id: int, now: datetime) -> bool:
     reminder.delete()
     if game.status != Game.Status.ACTIVE or seat.deadline is None or seat.deadline <= now:
         return False
-    _mails_queue(
-        _mail_rows(game=game, people=[(seat, seat.user)], kind=Kind.REMINDER, ply=reminder.ply)
+    outbox.mails_queue(
+        outbox.mail_rows(
+            game=game, people=[(seat, seat.user)], kind=Kind.REMINDER, ply=reminder.ply
+        )
     )
     return True
-
-
-def _people() -> QuerySet[Any]:
-    return User.objects.select_related("profile", "email_preferences")
-
-
-def _mail_rows(
-    *, game: Game, people: Sequence[tuple[Seat, Any]], kind: str, ply: int
-) -> list[Outbox]:
-    """An outbox row, not saved, for each (seat, user) who wants this mail."""
-    lost_at = clock.now() + task_grace()
-    return [
-        Outbox(game=game, seat=seat.index, ply=ply, kind=kind, user=user, next_try_at=lost_at)
-        for seat, user in people
-        if user is not None
-        and not seat.bot
-        and verified_address(user)
-        and wants(preferences_for(user), kind)
-    ]
-
-
-def _mails_queue(rows: Sequence[Outbox]) -> None:
-    """Save the rows that are not there already and send them on commit. Under the games'
-    locks, so no other transaction makes these games' rows meanwhile."""
-    if not rows:
-        return
-    there = set(
-        Outbox.objects.filter(
-            game_id__in={row.game_id for row in rows},
-            kind__in={row.kind for row in rows},
-            ply__in={row.ply for row in rows},
-        ).values_list("game_id", "seat", "ply", "kind")
-    )
-    created = Outbox.objects.bulk_create(
-        [row for row in rows if (row.game_id, row.seat, row.ply, row.kind) not in there]
-    )
-    _send_on_commit(row.pk for row in created)
-
-
-def task_grace() -> timedelta:
-    """How long after its task was queued a pending mail counts as lost and is queued again:
-    TASK_GRACE_SWEEPS sweeps (a minute at the default 15 s). A task runs within seconds, so a
-    mail whose queueing was lost (the broker down at commit, a worker killed) goes out within a
-    minute or two; a second task for a mail that was only slow finds it sent, or locked."""
-    return timedelta(seconds=TASK_GRACE_SWEEPS * settings.SWEEP_INTERVAL_SECONDS)
-
-
-def _send_on_commit(outbox_ids: Iterable[int]) -> None:
-    """Queue a task for each of these rows on commit; their `next_try_at` is `task_grace()`
-    later, for the sweep to find them if the task never comes."""
-    queueing.queue_on_commit(queueing.MAIL_SEND, [(pk,) for pk in outbox_ids])
-
-
-# --- digests ---------------------------------------------------------------------------------
-
-
-def digest_queue_all(*, day: date | None = None) -> int:
-    """One digest for each person who chose it and has a game waiting for their move. Safe to
-    run twice a day: the second run finds each day's row there."""
-    day = day or clock.now().date()
-    user_ids = set(
-        Seat.objects.filter(
-            deadline__isnull=False,
-            game__status=Game.Status.ACTIVE,
-            user__email_preferences__turn_mails=TurnMails.DIGEST,
-        ).values_list("user_id", flat=True)
-    )
-    created: list[int] = []
-    with transaction.atomic():
-        for user in User.objects.select_related("profile").filter(pk__in=user_ids):
-            if not verified_address(user):
-                continue
-            row, was_created = Outbox.objects.get_or_create(
-                kind=Kind.DIGEST,
-                user=user,
-                day=day,
-                defaults={"next_try_at": clock.now() + task_grace()},
-            )
-            if was_created:
-                created.append(row.pk)
-        _send_on_commit(created)
-    return len(created)
-
-
-def _digest_seats(user_id: int) -> list[Seat]:
-    return list(
-        Seat.objects.filter(user_id=user_id, deadline__isnull=False, game__status="active")
-        .select_related("game")
-        .defer("game__state", "game__seed")
-        .order_by("deadline")
-    )
-
-
-# --- sending ---------------------------------------------------------------------------------
-
-
-def outbox_send(*, outbox_id: int) -> str | None:
-    """Send one outbox mail, unless it went out already or is not wanted any more. Returns the
-    row's new status, or None if there was nothing to do (it is not pending, or another task
-    has it). A mail that cannot go out now stays pending with the time of its next try, for the
-    sweep: a "your turn" mail while the player has the game open is held until they leave; a
-    send error is recorded and tried again after a backoff, MAX_ATTEMPTS times at most (then
-    the mail is failed)."""
-    with transaction.atomic():
-        # Locked while sending: a second task for the same row skips it and, if the first one
-        # dies, the lock goes with its connection and the row is still pending.
-        row = Outbox.objects.select_for_update(skip_locked=True).filter(pk=outbox_id).first()
-        if row is None or row.status != Outbox.Status.PENDING:
-            return None
-        user = User.objects.select_related("profile", "email_preferences").get(pk=row.user_id)
-        now = clock.now()
-        reason = _not_wanted(row, user)
-        held_until = None if reason else _held_until(row)
-        if held_until is not None:
-            row.next_try_at = held_until
-            row.note = "held while the player has the game open"
-            row.save(update_fields=["next_try_at", "note"])
-            return row.status
-        message = None if reason else _message(row, user)
-        if message is None:
-            row.status = Outbox.Status.SKIPPED
-            row.note = reason or "nothing to tell"
-            row.save(update_fields=["status", "note"])
-            return row.status
-        row.to_email = message.to[0]
-        row.subject = message.subject[:200]
-        row.attempts += 1
-        try:
-            message.send()
-        except SEND_ERRORS as exc:
-            row.note = f"{type(exc).__name__}: {exc}"[:2000]
-            if row.attempts >= MAX_ATTEMPTS:
-                row.status = Outbox.Status.FAILED
-            else:
-                row.next_try_at = now + RETRY_BACKOFF * 2 ** (row.attempts - 1)
-            logger.warning("mail %s, try %s: %s", row.pk, row.attempts, row.note)
-        else:
-            row.status = Outbox.Status.SENT
-            row.sent_at = now
-            row.note = ""
-        row.save()
-    return row.status
-
-
-def _not_wanted(row: Outbox, user: Any) -> str:
-    """Why this mail should not go out at all, or ""."""
-    if not verified_address(user):
-        return "no verified address"
-    if not wants(preferences_for(user), row.kind):
-        return "switched off in the email settings"
-    if row.kind in {Kind.YOUR_TURN, Kind.REMINDER}:
-        seat = (
-            Seat.objects.filter(game_id=row.game_id or 0, index=row.seat or 0)
-            .select_related("game")
-            .first()
-        )
-        if seat is None or seat.game.status != Game.Status.ACTIVE:
-            return "the game is over"
-        # The turn this mail is about is the one that started at the row's ply; a seat that has
-        # moved since may be to move again, in a later turn with a mail of its own.
-        if (
-            seat.user_id != user.pk
-            or seat.deadline is None
-            or Move.objects.filter(game_id=seat.game_id, seat=seat.index, ply__gt=row.ply).exists()
-        ):
-            return "the seat has moved since"
-    return ""
-
-
-def _held_until(row: Outbox) -> datetime | None:
-    """Until when a "your turn" mail waits because the player has the game open, or None."""
-    if row.kind != Kind.YOUR_TURN or row.game_id is None:
-        return None
-    return watching_until(game_id=row.game_id, user_id=row.user_id)
-
-
-def _message(row: Outbox, user: Any) -> EmailMultiAlternatives | None:
-    context = _context(row, user)
-    if context is None:
-        return None
-    name = row.kind
-    subject = " ".join(render_to_string(f"emails/{name}_subject.txt", context).split())
-    text = render_to_string(f"emails/{name}_body.txt", context)
-    html = render_to_string(f"emails/{name}_body.html", context)
-    message = EmailMultiAlternatives(
-        subject,
-        text,
-        to=[verified_address(user)],
-        headers={
-            # RFC 8058: one POST to this address unsubscribes, without signing in.
-            "List-Unsubscribe": f"<{context['unsubscribe_url']}>",
-            "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
-            "Auto-Submitted": "auto-generated",
-        },
-    )
-    message.attach_alternative(html, "text/html")
-    return message
-
-
-def _context(row: Outbox, user: Any) -> dict[str, Any] | None:
-    context: dict[str, Any] = {
-        "user": user,
-        "site_url": settings.SITE_URL,
-        "settings_url": settings.SITE_URL + reverse("email_settings"),
-        "unsubscribe_url": unsubscribe_url(user_id=user.pk, kind=row.kind),
-        "unsubscribe_what": UNSUBSCRIBE_WHAT[Kind(row.kind)],
-    }
-    if row.kind == Kind.DIGEST:
-        seats = _digest_seats(user.pk)
-        if not seats:
-            return None
-        now = clock.now()
-        context["games"] = [
-            {
-                "game": s.game,
-                "url": settings.SITE_URL + s.game.get_absolute_url(),
-                "left": clock.format_left(s.deadline - now) if s.deadline else "",
-                "deadline": s.deadline,
-            }
-            for s in seats
-        ]
-        return context
-    game = row.game
-    assert game is not None
-    seats = list(game.seats.select_related("user").order_by("index"))
-    mine = next(s for s in seats if s.index == row.seat)
-    context.update(
-        game=game,
-        title=game.get_kind_display(),
-        game_url=settings.SITE_URL + game.get_absolute_url(),
-        others=[s.name for s in seats if s.index != row.seat],
-        seat=mine,
-    )
-    if row.kind in {Kind.YOUR_TURN, Kind.REMINDER}:
-        assert mine.deadline is not None
-        context["deadline"] = mine.deadline
-        context["left"] = clock.format_left(mine.deadline - clock.now())
-        context["clock"] = clock.format_left(game.clock_duration or timedelta())
-        # A race has no turns: its clock runs from the start until the runner is out.
-        context["race"] = wording.steps_apart(game.kind)
-        context["out_of_time"] = wording.out_of_time(game.kind, len(seats))
-    else:
-        context.update(_result(game, seats, mine))
-    return context
-
-
-def _result(game: Game, seats: list[Seat], mine: Seat) -> dict[str, Any]:
-    """What a "game over" mail says to one seat."""
-    if game.status == Game.Status.ABORTED:
-        return {
-            "outcome": "aborted",
-            "summary": wording.ABORTED_SUMMARY,
-        }
-    winners = [s.name for s in seats if s.place == 1]
-    last = game.moves.order_by("-ply").first()
-    how = ""
-    if last is not None and last.move.get("timeout"):
-        how = wording.ran_out(_seat_name(seats, last.seat, mine))
-    elif last is not None and last.move.get("resign"):
-        how = wording.resigned(_seat_name(seats, last.seat, mine))
-    elif game.result_reason == "exit":
-        how = wording.WINNER_OUT
-    if mine.place == 1:
-        outcome = "you won"
-    elif mine.place is None:
-        outcome = "it ended"
-    else:
-        outcome = "you lost"
-    summary = f"{' and '.join(winners) or 'Nobody'} won"
-    summary += f" ({how})." if how else "."
-    return {"outcome": outcome, "summary": summary}
-
-
-def _seat_name(seats: list[Seat], index: int, mine: Seat) -> str:
-    if index == mine.index:
-        return "you"
-    return next((s.name for s in seats if s.index == index), f"seat {index}")
-
-
-# --- for the admin and the sweep -------------------------------------------------------------
-
-
-def outbox_resend(*, outbox_ids: Iterable[int]) -> int:
-    """Send stuck mails (pending or failed) again. A mail that was sent or skipped stays so."""
-    with transaction.atomic():
-        ids = list(
-            Outbox.objects.select_for_update()
-            .filter(
-                pk__in=list(outbox_ids), status__in=[Outbox.Status.PENDING, Outbox.Status.FAILED]
-            )
-            .values_list("pk", flat=True)
-        )
-        Outbox.objects.filter(pk__in=ids).update(
-            status=Outbox.Status.PENDING,
-            attempts=0,
-            note="",
-            next_try_at=clock.now() + task_grace(),
-        )
-        _send_on_commit(ids)
-    return len(ids)
-
-
-def due_mails(now: datetime) -> QuerySet[Outbox]:
-    """Pending mails whose next try has come, earliest first (a range scan of the partial
-    index `outbox_pending_next_try`)."""
-    return Outbox.objects.filter(status=Outbox.Status.PENDING, next_try_at__lte=now).order_by(
-        "next_try_at"
-    )
-
-
-def outbox_queue_due(*, now: datetime, limit: int = 500) -> int:
-    """Queue a task for each pending mail whose next try has come (for the sweep), and give it
-    `task_grace()` to run. A mail that another task is sending (its row locked) is skipped."""
-    with transaction.atomic():
-        ids = list(
-            due_mails(now).select_for_update(skip_locked=True).values_list("pk", flat=True)[:limit]
-        )
-        Outbox.objects.filter(pk__in=ids).update(next_try_at=now + task_grace())
-        _send_on_commit(ids)
-    return len(ids)

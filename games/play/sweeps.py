@@ -19,7 +19,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 
 from games import clock, queueing
-from games.mail import notices
+from games.mail import notices, outbox
 from games.models import Clock, Game, Reminder, Seat
 from games.play import core, pacing
 from games.web import health
@@ -181,4 +181,4 @@ def paces_sweep(*, limit: int = BATCH_SIZE * MAX_BATCHES) -> int:
 def mails_sweep() -> int:
     """Queue every pending mail whose next try has come: its task was lost, its backoff after
     a failed send is over, or the player it was held for has left the game."""
-    return notices.outbox_queue_due(now=clock.now())
+    return outbox.outbox_queue_due(now=clock.now())

@@ -18,7 +18,7 @@ from playwright.sync_api import Browser, BrowserContext
 from games.accounts.guests import guest_create
 from games.bots import get_bot
 from games.engines import cornmaze, robotmaze
-from games.mail import notices
+from games.mail import preferences
 from games.models import Game
 from games.play import core
 from tests.test_mazerace_site import step, way_out
@@ -252,7 +252,7 @@ def build_tour() -> Tour:
     for name in ("login", "signup", "password_reset", "password_reset_done"):
         stop("anonymous", name, reverse(name))
     stop("anonymous", "guest-link-invalid", reverse("guest_return", args=["not-a-key"]))
-    token = notices.unsubscribe_token(user_id=player.pk, kind="your_turn")
+    token = preferences.unsubscribe_token(user_id=player.pk, kind="your_turn")
     stop("anonymous", "unsubscribe", reverse("unsubscribe", args=[token]))
     for role in ("guest", "player"):
         stop(role, "account", reverse("account"))
