@@ -263,7 +263,7 @@ def test_only_deadlines_set_writes_a_seat_deadline() -> None:
                 )
                 if assigned or updated:
                     writers.append(f"{path.relative_to(BASE_DIR)}:{function.name}")
-    assert writers == ["games/play/core.py:deadlines_set"]
+    assert writers == ["games/play/deadlines.py:deadlines_set"]
 
 
 # --- races on PostgreSQL, with real threads and their own connections -------------------------

@@ -32,7 +32,7 @@ def reminder_time(*, deadline: datetime, clock_duration: timedelta) -> datetime:
 
 
 def turn_started(*, game: Game, seat: Seat) -> None:
-    """A seat was given a deadline (`play.core.deadlines_set`): a reminder for when a fifth of
+    """A seat was given a deadline (`play.deadlines.deadlines_set`): a reminder for when a fifth of
     its time is left, and a "your turn" mail."""
     duration = game.clock_duration
     if duration is None or seat.deadline is None or seat.user_id is None or seat.bot:
@@ -48,7 +48,7 @@ def turn_started(*, game: Game, seat: Seat) -> None:
 
 
 def deadline_moved(*, game: Game, seat: Seat) -> None:
-    """The deadline of a seat to move has moved (`play.core.deadlines_set`): its reminder moves
+    """The deadline of a seat to move has moved (`play.deadlines.deadlines_set`): its reminder moves
     with it. One that went out already is not sent again for the same turn."""
     duration = game.clock_duration
     if duration is None or seat.deadline is None:
@@ -59,7 +59,7 @@ def deadline_moved(*, game: Game, seat: Seat) -> None:
 
 
 def turns_ended(seats: Sequence[Seat]) -> None:
-    """These seats moved, were dropped, or their game ended (`play.core.deadlines_set`): their
+    """These seats moved, were dropped, or their game ended (`play.deadlines.deadlines_set`): their
     reminders are not needed any more."""
     if seats:
         Reminder.objects.filter(seat__in=[seat.pk for seat in seats]).delete()

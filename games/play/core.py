@@ -20,7 +20,7 @@ from datetime import datetime
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import OperationalError, connections, router, transaction
-from django.db.models import Field, Model, QuerySet
+from django.db.models import QuerySet
 
 from games import clock, engines
 from games.archive import results as player_results
@@ -29,7 +29,7 @@ from games.engines import IllegalMove, get_engine
 from games.engines.base import JSON, Engine, Result
 from games.mail import notices
 from games.models import Clock, Game, Move, Seat, json_safe
-from games.play import pacing
+from games.play import deadlines, pacing
 
 logger = logging.getLogger(__name__)
 
@@ -249,7 +249,7 @@ def seats_time_out(expired: Sequence[tuple[Game, int]]) -> int:
             endings.append(Ending(game, seats[game_id], now, result.reason, result.places))
     Move.objects.bulk_create(moves)
     _games_end(endings)
-    _rows_update([e.game for e in endings], [*GAME_END_FIELDS, "state", "ply"])
+    deadlines.rows_update([e.game for e in endings], [*GAME_END_FIELDS, "state", "ply"])
     return done
 
 
@@ -300,7 +300,7 @@ def _start(game: Game) -> None:
     game.started_at = clock.now()
     game.version += 1
     game.save(update_fields=["state", "status", "started_at", "version"])
-    _set_deadlines(game, engine)
+    deadlines.turn_deadlines(game, engine)
     pacing.pace_for(game).started(game)
     pacing.pace_for(game).after_commit(game)
 
@@ -384,7 +384,7 @@ def _move_settle(game: Game, result: Result | None, *, now: datetime) -> None:
     pacing.pace_for(game).moved(game)
     game.save()
     if result is None:
-        _set_deadlines(game, _engine(game.kind))
+        deadlines.turn_deadlines(game, _engine(game.kind))
     pacing.pace_for(game).after_commit(game)
 
 
@@ -418,8 +418,8 @@ def _games_end(endings: Sequence[Ending]) -> None:
         for seat in ending.seats:
             seat.place = ending.places[seat.index] if ending.places is not None else None
             seat.finished_at = ending.at
-    _rows_update([s for e in endings for s in e.seats], ["place", "finished_at"])
-    deadlines_set([(e.game, seat, None) for e in endings for seat in e.seats])
+    deadlines.rows_update([s for e in endings for s in e.seats], ["place", "finished_at"])
+    deadlines.deadlines_set([(e.game, seat, None) for e in endings for seat in e.seats])
     player_results.results_count([(e.game, e.seats) for e in endings])
     notices.games_ended([e.game for e in endings], [s for e in endings for s in e.seats])
 
@@ -429,87 +429,7 @@ def _seats_with_people() -> QuerySet[Seat]:
     return Seat.objects.select_related("user__profile", "user__email_preferences")
 
 
-def _rows_update(rows: Sequence[Model], fields: Sequence[str]) -> None:
-    """Save these fields of these rows of one model: the same short UPDATE for each row, sent
-    together (executemany; on PostgreSQL one pipeline, prepared once). Django's bulk_update
-    builds one CASE per field and row out of expressions, which takes longer than the sweep's
-    whole budget for a batch."""
-    if not rows:
-        return
-    meta = rows[0]._meta
-    connection = connections[router.db_for_write(type(rows[0]))]
-    quote = connection.ops.quote_name
-    columns: list[Field] = []
-    for name in fields:
-        field = meta.get_field(name)
-        assert isinstance(field, Field)
-        columns.append(field)
-    assert meta.pk is not None
-    sets = ", ".join(f"{quote(str(field.column))} = %s" for field in columns)
-    sql = f"UPDATE {quote(meta.db_table)} SET {sets} WHERE {quote(str(meta.pk.column))} = %s"
-    with connection.cursor() as cursor:
-        cursor.executemany(
-            sql,
-            [
-                [
-                    field.get_db_prep_save(getattr(row, field.attname), connection)
-                    for field in columns
-                ]
-                + [row.pk]
-                for row in rows
-            ],
-        )
-
-
-def _set_deadlines(game: Game, engine: Engine) -> None:
-    """A seat to move keeps the deadline it has, or gets one; every other seat has none."""
-    assert game.state is not None
-    to_move = set(engine.to_move(game.state))
-    duration = game.clock_duration
-    now = clock.now()
-    changes: list[tuple[Game, Seat, datetime | None]] = []
-    for seat in game.seats.all():
-        if seat.index not in to_move:
-            deadline = None
-        elif seat.deadline is not None:
-            deadline = seat.deadline
-        else:
-            deadline = now + duration if duration else None
-        changes.append((game, seat, deadline))
-    deadlines_set(changes)
-
-
-# --- deadlines -------------------------------------------------------------------------------
-
-
-def deadlines_set(changes: Sequence[tuple[Game, Seat, datetime | None]]) -> None:
-    """The one write of `Seat.deadline`: each (game, seat, deadline) gives the seat a deadline
-    (its turn starts), moves it, or takes it away (None: its turn is over). Whatever sets or
-    moves a deadline (a turn, the end of a game, the admin, and later a vacation or a time bank)
-    goes through here, so that the seat's reminder stays due at the deadline minus a fifth of
-    the clock (`mail.notices.reminder_time`); a turn that starts also gets its "your turn"
-    mail. Seats whose deadline does not change are left alone; the others are changed in memory
-    too. The caller holds the games' locks (`seat_deadline_move` takes it, for a caller outside
-    a transaction)."""
-    started: list[tuple[Game, Seat]] = []
-    moved: list[tuple[Game, Seat]] = []
-    ended: list[Seat] = []
-    for game, seat, deadline in changes:
-        if deadline == seat.deadline:
-            continue
-        if deadline is None:
-            ended.append(seat)
-        elif seat.deadline is None:
-            started.append((game, seat))
-        else:
-            moved.append((game, seat))
-        seat.deadline = deadline
-    _rows_update([*ended, *(s for _, s in started), *(s for _, s in moved)], ["deadline"])
-    notices.turns_ended(ended)
-    for game, seat in moved:
-        notices.deadline_moved(game=game, seat=seat)
-    for game, seat in started:
-        notices.turn_started(game=game, seat=seat)
+# --- deadlines moved by the admin ---------------------------------------------------------------
 
 
 def deadline_move_check(*, game: Game, seat: Seat | None, deadline: datetime | None) -> None:
@@ -534,7 +454,7 @@ def seat_deadline_move(*, game_id: int, seat_index: int, deadline: datetime) -> 
         seat = game.seats.filter(index=seat_index).first()
         deadline_move_check(game=game, seat=seat, deadline=deadline)
         assert seat is not None
-        deadlines_set([(game, seat, deadline)])
+        deadlines.deadlines_set([(game, seat, deadline)])
     return seat
 
 
