@@ -279,7 +279,10 @@ def _in_thread(work, results: list, index: int) -> None:  # type: ignore[no-unty
 
 
 @pytest.mark.django_db(transaction=True)
-def test_20_threads_posting_the_same_move_apply_it_once(queued: Queued) -> None:
+def test_20_threads_posting_the_same_move_apply_it_once(queued: Queued, settings) -> None:
+    # Each waits its turn for the lock, however busy the machine (tests/test_lock_wait.py has
+    # the bound).
+    settings.GAME_LOCK_TIMEOUT_MS = 60_000
     threads_count, rounds = 20, 50
     players = [make_player(), make_player()]
     game = make_game(*players)

@@ -53,6 +53,14 @@ def test_every_engine_whose_seats_move_apart_numbers_its_seats_moves() -> None:
     assert engines.move_number("cornmaze", cornmaze, 1, ply=7) == 7
 
 
+@pytest.fixture(autouse=True)
+def patient_lock(settings) -> None:
+    """Twenty posts at once queue for one game's lock, and on a busy test machine the last one
+    may wait longer than the site's bound (GAME_LOCK_TIMEOUT_MS). That bound, and the "busy,
+    try again" it answers, are tests/test_lock_wait.py's; here every post waits its turn."""
+    settings.GAME_LOCK_TIMEOUT_MS = 60_000
+
+
 def _posted_at_once(clients: list[Client], url: str, data: dict[str, str]) -> list[Any]:
     """Each client posts `data` to `url` from its own thread (and database connection), all let
     go by one barrier. Returns the responses (or what a thread raised), in client order. Each
