@@ -8,7 +8,8 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Callable, Generator, Iterator
+import threading
+from collections.abc import Callable, Generator, Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -42,6 +43,57 @@ def pytest_runtest_makereport(
     report = yield
     setattr(item, f"report_{report.when}", report)
     return report
+
+
+class RequestsInFlight:
+    """The live server's WSGI application, wrapped to count the requests it is answering.
+
+    A page's poll can still be on the server when its test ends and closes the browser; if it
+    ran on, it would meet the next test's database (or none: a 500 whose traceback, printed
+    while another thread parses Python with `ast`, trips CPython 3.11's thread-unsafe AST
+    constructor). Each browser test therefore waits, before its database is torn down, until
+    the server has answered everything it was asked."""
+
+    def __init__(self, app: Callable[..., Iterable[bytes]]) -> None:
+        self.app = app
+        self.count = 0
+        self.changed = threading.Condition()
+
+    def __call__(
+        self, environ: dict[str, object], start_response: Callable[..., object]
+    ) -> list[bytes]:
+        with self.changed:
+            self.count += 1
+        try:
+            response = self.app(environ, start_response)
+            try:
+                return list(response)  # the whole body, so the request is over when this returns
+            finally:
+                close = getattr(response, "close", None)
+                if close is not None:
+                    close()
+        finally:
+            with self.changed:
+                self.count -= 1
+                self.changed.notify_all()
+
+    def wait_until_idle(self, timeout: float) -> bool:
+        with self.changed:
+            return self.changed.wait_for(lambda: self.count == 0, timeout=timeout)
+
+
+@pytest.fixture(autouse=True)
+def live_server_drained(live_server, transactional_db: None) -> Iterator[None]:
+    """Every browser test ends with the live server idle (see RequestsInFlight); as an autouse
+    fixture it is torn down after the test's own browser contexts are closed, and before
+    transactional_db empties the database."""
+    httpd = live_server.thread.httpd
+    app = httpd.get_app()
+    if not isinstance(app, RequestsInFlight):
+        app = RequestsInFlight(app)
+        httpd.set_app(app)
+    yield
+    assert app.wait_until_idle(timeout=30), f"{app.count} requests still on the live server"
 
 
 @pytest.fixture(scope="session")
