@@ -1,8 +1,10 @@
+from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path
 
 from games import archive_views, notification_views, views
 from games.feeds import ArchiveFeed, PlayerFeed
+from mazesite import benchviews, metrics
 
 urlpatterns = [
     path("", views.lobby, name="lobby"),
@@ -29,3 +31,6 @@ urlpatterns = [
     path("accounts/", include("games.account_urls")),
     path("admin/", admin.site.urls),
 ]
+urlpatterns += [path("metrics", metrics.metrics, name="metrics")]
+if settings.BENCH_YARDSTICK:
+    urlpatterns += [path("bench/yardstick", benchviews.yardstick, name="bench_yardstick")]
