@@ -33,6 +33,8 @@ from django.utils.dateparse import parse_datetime
 from django.utils.functional import cached_property
 from django.utils.safestring import SafeString, mark_safe
 
+from mazesite.dbrouter import read_connection
+
 from .inputs import ascii_int
 from .models import Clock, Game, Move, PlayerResult, Seat
 from .ui import colour
@@ -263,7 +265,7 @@ def _game_lists(params: dict[str, Any], *lists: tuple[str, str, str]) -> list[li
         for i, (source, order, limit) in enumerate(lists)
     )
     found: list[list[Row]] = [[] for _ in lists]
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:  # the replica's, where there is one
         cursor.execute(f"{selects} ORDER BY 1, 2", params)
         for list_index, _, *columns in cursor.fetchall():
             found[list_index].append(Row.of(columns))
@@ -699,7 +701,7 @@ PLAYER = """
 def player_named(name: str) -> Player | None:
     """The player of this name, with their results and streak: one query, whose cost is the
     streak's length, not the number of the player's games."""
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:  # the replica's, where there is one
         cursor.execute(PLAYER, {"name": name})
         rows = cursor.fetchall()
     if not rows:

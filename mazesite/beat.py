@@ -134,5 +134,7 @@ class LockedScheduler(PersistentScheduler):
         return float(super().tick(*args, **kwargs))
 
     def close(self) -> None:
-        super().close()
-        self.beat_lock.release()
+        try:
+            super().close()
+        finally:
+            self.beat_lock.release()

@@ -27,6 +27,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError, connections
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.http import HttpRequest, HttpResponseBase
 
 logger = logging.getLogger(__name__)
@@ -45,7 +46,7 @@ _replica_down_until = 0.0
 
 
 def has_replica() -> bool:
-    return REPLICA in settings.DATABASES
+    return bool(settings.READ_REPLICA) and REPLICA in connections
 
 
 def replica_down(error: BaseException | None = None) -> None:
@@ -75,12 +76,9 @@ class ReplicaRouter:
     transaction, or with no replica); writes and migrations go to the primary."""
 
     def db_for_read(self, model: type, **hints: Any) -> str:
-        alias = _read_from.get()
-        if alias == REPLICA and (
-            connections[PRIMARY].in_atomic_block or model._meta.app_label in PRIMARY_APPS  # type: ignore[attr-defined]
-        ):
-            return PRIMARY  # a read inside a transaction belongs with its writes
-        return alias
+        if model._meta.app_label in PRIMARY_APPS:  # type: ignore[attr-defined]
+            return PRIMARY
+        return read_alias()
 
     def db_for_write(self, model: type, **hints: Any) -> str:
         return PRIMARY
@@ -90,6 +88,30 @@ class ReplicaRouter:
 
     def allow_migrate(self, db: str, app_label: str, **hints: Any) -> bool:
         return db == PRIMARY
+
+
+def read_alias() -> str:
+    """Where a read of this request goes: a read inside a transaction belongs with its writes."""
+    alias = _read_from.get()
+    if alias == REPLICA and _in_transaction():
+        return PRIMARY
+    return alias
+
+
+def _in_transaction() -> bool:
+    """The primary is in a transaction the site opened (not a test case's own)."""
+    primary = connections[PRIMARY]
+    if not primary.in_atomic_block:
+        return False
+    blocks = getattr(primary, "atomic_blocks", None)
+    if blocks is None:
+        return True
+    return any(not getattr(block, "_from_testcase", False) for block in blocks)
+
+
+def read_connection() -> BaseDatabaseWrapper:
+    """The connection for a raw SQL read that may go to the replica (games/archive.py)."""
+    return connections[read_alias()]
 
 
 def _sticky(request: HttpRequest) -> bool:

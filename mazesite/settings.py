@@ -144,6 +144,7 @@ REPLICA_DATABASE_URL = os.environ.get("REPLICA_DATABASE_URL", "")
 if REPLICA_DATABASE_URL:
     DATABASES["replica"] = database(REPLICA_DATABASE_URL)
     DATABASES["replica"]["TEST"] = {"MIRROR": "default"}
+READ_REPLICA = bool(REPLICA_DATABASE_URL)
 DATABASE_ROUTERS = ["mazesite.dbrouter.ReplicaRouter"]
 # After a client writes (any POST), its reads stay on the primary this long (a cookie).
 REPLICA_STICKY_SECONDS = env_int("REPLICA_STICKY_SECONDS", 10)
