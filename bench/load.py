@@ -69,6 +69,7 @@ WAREHOUSE = re.compile(r'name="warehouse" value="([^"]*)"')
 RADIO = re.compile(r'<input type="radio" name="(first|second)" id="[^"]*" value="(\w)"([^>]*)>')
 VERSION = re.compile(r'<section id="game"[^>]*data-version="(\d+)"')
 POLLING = re.compile(r'<section id="game"[^>]*hx-get="([^"]+)"')
+REFUSAL = re.compile(r'<p class="error" role="alert" id="error">(.*?)</p>', re.S)
 PLAY_DISABLED = re.compile(r'<button type="submit" id="play"[^>]*disabled')
 
 
@@ -89,6 +90,7 @@ class Recorder:
         self.endpoints: dict[str, Endpoint] = defaultdict(Endpoint)
         self.on = False
         self.samples: list[str] = []
+        self.refusals: dict[str, int] = defaultdict(int)  # "endpoint: the page's reason"
 
     def saw(self, name: str, status: int, seconds: float, body: str = "") -> None:
         if not self.on:
@@ -102,6 +104,8 @@ class Recorder:
                     self.samples.append(f"{name} {status}: {' '.join(body.split())[:200]}")
             elif status >= 400:
                 e.refused += 1
+                reason = REFUSAL.search(body)
+                self.refusals[f"{name} {status}: {reason.group(1) if reason else '?'}"] += 1
             else:
                 e.times.append(seconds)
 
@@ -741,6 +745,10 @@ def main() -> int:
             seated = players_run(args.port, n, args.seconds)
         if rec.samples:
             print("\nfirst errors:", *rec.samples, sep="\n  ")
+        if rec.refusals:
+            print("\nrefusals (4xx) in the timed windows, by reason:")
+            for reason, count in sorted(rec.refusals.items(), key=lambda kv: -kv[1]):
+                print(f"  {count:>5}  {reason}")
         cpu = os.times()
         print(f"\nclient CPU: {cpu.user - cpu_before.user + cpu.system - cpu_before.system:.1f} s")
         total, lost = moves_check(env)
