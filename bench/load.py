@@ -457,6 +457,43 @@ def players_run(port: int, n: int, seconds: float) -> list[Client]:
     return seated
 
 
+def race_viewers(port: int, viewers: int, seconds: float) -> float:
+    """A live Maze Race, a guest against two bots (the guest presses Ready and stands still;
+    the bots step every tick), watched by `viewers` anonymous clients that poll the race's
+    partial as fast as it answers. Returns the partials served a second: at two polls a
+    second each, half that is the number of live viewers the machine serves."""
+    runner = Client(port)
+    runner.request("new form", "GET", "/new/mazerace/")
+    status, headers, _ = runner.request(
+        "new",
+        "POST",
+        "/new/mazerace/",
+        {"race": "live", "seats": "3", "seat_1": "strong", "seat_2": "flood"},
+    )
+    found = re.search(r"/games/(\d+)/$", headers.get("location", ""))
+    if status != 302 or found is None:
+        print(f"\nlive race: could not create one ({status})")
+        return 0.0
+    game_id = int(found.group(1))
+    runner.request("page", "GET", f"/games/{game_id}/")
+    runner.request("ready", "POST", f"/games/{game_id}/ready", htmx=True)
+    time.sleep(3.5)  # the countdown
+    watchers = [Client(port) for _ in range(viewers)]
+    elapsed = run_clients(
+        seconds,
+        watchers,
+        loop_get("live race partial", lambda c: f"/games/{game_id}/", htmx=True),
+    )
+    got = rows(elapsed)
+    table(f"live race {game_id}: {viewers} viewers polling its partial", got, 0.0)
+    _, _, text = runner.request("page", "GET", f"/games/{game_id}/", htmx=True)
+    running = POLLING.search(text) is not None
+    print(f"the race was {'still running' if running else 'over'} at the end of the window")
+    rate = got[0].rate if got else 0.0
+    print(f"live viewers at two polls a second: about {rate / 2:.0f}")
+    return rate
+
+
 # --- the stack -----------------------------------------------------------------------------------
 
 
@@ -708,6 +745,9 @@ def main() -> int:
     parser.add_argument("--threads", type=int, help="gunicorn threads (default: 4)")
     parser.add_argument("--worker-class", help="gunicorn worker class (default: gthread)")
     parser.add_argument("--keep", action="store_true", help="leave the var dir")
+    parser.add_argument(
+        "--race-viewers", type=int, default=0, help="then watch a live race with this many"
+    )
     args = parser.parse_args()
     if not 8300 <= args.port <= 8399:
         parser.error("--port: this bench's ports are 8300-8399")
@@ -751,6 +791,8 @@ def main() -> int:
                 print(f"  {count:>5}  {reason}")
         cpu = os.times()
         print(f"\nclient CPU: {cpu.user - cpu_before.user + cpu.system - cpu_before.system:.1f} s")
+        if args.race_viewers:
+            race_viewers(args.port, args.race_viewers, min(args.seconds, 15.0))
         total, lost = moves_check(env)
         print(f"acknowledged moves: {total}, not in the database: {lost}")
         if args.bulk:
