@@ -345,3 +345,34 @@ def test_a_beat_without_the_lock_schedules_nothing(tmp_path: Any, settings: Any)
     finally:
         holder.release()
         scheduler.close()
+
+
+# --- the settings ---------------------------------------------------------------------------
+
+
+def test_the_connection_settings_say_what_is_wrong() -> None:
+    from tests.test_settings import manage
+
+    postgres = "postgres://postgres@127.0.0.1:5432/mazesite"
+    result = manage("check", DB_POOL="1", CONN_MAX_AGE="600", DATABASE_URL=postgres)
+    assert result.returncode != 0 and "DB_POOL=1 needs CONN_MAX_AGE=0" in result.stderr
+    result = manage("check", DB_POOL="1", DATABASE_URL="sqlite:////tmp/x.sqlite3")
+    assert result.returncode != 0 and "DB_POOL=1 needs PostgreSQL" in result.stderr
+    result = manage("check", METRICS_ALLOWED_IPS="10.0.0.0/33")
+    assert result.returncode != 0 and "METRICS_ALLOWED_IPS" in result.stderr
+    show = (
+        "from django.conf import settings as s; "
+        "print(s.DATABASES['default']['OPTIONS']['pool'], s.READ_REPLICA, "
+        "sorted(s.DATABASES), s.DATABASES['replica']['TEST'])"
+    )
+    result = manage(
+        "shell",
+        "-c",
+        show,
+        DB_POOL="1",
+        DATABASE_URL=postgres,
+        REPLICA_DATABASE_URL=postgres.replace("5432", "5433"),
+    )
+    assert result.returncode == 0, result.stderr
+    assert "'max_size': 8" in result.stdout
+    assert "True ['default', 'replica'] {'MIRROR': 'default'" in result.stdout
