@@ -34,7 +34,9 @@ The client runs on the same 2 cores as the site; its own CPU time is printed.
 from __future__ import annotations
 
 import argparse
+import html
 import http.client
+import json
 import os
 import random
 import re
@@ -70,6 +72,7 @@ RADIO = re.compile(r'<input type="radio" name="(first|second)" id="[^"]*" value=
 VERSION = re.compile(r'<section id="game"[^>]*data-version="(\d+)"')
 POLLING = re.compile(r'<section id="game"[^>]*hx-get="([^"]+)"')
 REFUSAL = re.compile(r'<p class="error" role="alert" id="error">(.*?)</p>', re.S)
+BLOCKED_AFTER = re.compile(r"data-blocked-after='([^']*)'")
 PLAY_DISABLED = re.compile(r'<button type="submit" id="play"[^>]*disabled')
 
 
@@ -213,7 +216,9 @@ def game_join(client: Client, game_id: int) -> bool:
     return status in (200, 302)
 
 
-def move(client: Client, kind: str, game_id: int, form: str, rng: random.Random) -> None:
+def move(
+    client: Client, kind: str, game_id: int, form: str, rng: random.Random, form_tag: str = ""
+) -> None:
     ply = PLY.search(form)
     if ply is None:
         return
@@ -225,7 +230,12 @@ def move(client: Client, kind: str, game_id: int, form: str, rng: random.Random)
                 radios[name].append(value)
         if not radios["first"] or not radios["second"]:
             return
-        fields.update(first=rng.choice(radios["first"]), second=rng.choice(radios["second"]))
+        first = rng.choice(radios["first"])
+        # As the page's script does: the second shift's choices after this first one.
+        found = BLOCKED_AFTER.search(form_tag)
+        blocked = json.loads(html.unescape(found.group(1))).get(first, []) if found else []
+        seconds = [c for c in radios["second"] if c not in blocked] or radios["second"]
+        fields.update(first=first, second=rng.choice(seconds))
         name = "move cornmaze"
     elif 'name="warehouse"' in form:
         status, _, text = client.request(
@@ -297,7 +307,7 @@ def play_game(
             return  # over
         form = MOVE_FORM.search(text)
         if form is not None:
-            move(client, kind, game_id, form.group(1), rng)
+            move(client, kind, game_id, form.group(1), rng, form.group(0)[:2000])
             continue
         version = VERSION.search(text)
         if version is None:

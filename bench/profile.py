@@ -22,6 +22,7 @@ import argparse
 import io
 import os
 import random
+import re
 import sys
 import time
 from collections import defaultdict
@@ -64,7 +65,7 @@ PARTS = [
         ),
     ),
     ("cache + broker (Redis, Celery)", ("redis/", "kombu", "celery", "django/core/cache")),
-    ("the site's code", ("/games/",)),
+    ("the site's code", ("/games/", "/mazesite/")),
     ("test client", ("django/test/",)),
 ]
 
@@ -169,7 +170,7 @@ def part_of(filename: str) -> str:
     for part, needles in PARTS:
         if any(n in filename for n in needles):
             return part
-    return "the rest (Python, stdlib)"
+    return "builtins + stdlib (called from all the above)"
 
 
 def report(
@@ -183,12 +184,20 @@ def report(
     print(f"\n=== {name}: {seconds / n * 1000:.1f} ms a request (wall), {queries / n:.1f} queries")
     for part, t in sorted(parts.items(), key=lambda kv: -kv[1]):
         print(f"  {part:<32} {t / total * 100:5.1f}%  {t / n * 1000:6.2f} ms")
-    for order in ("tottime", "cumulative"):
+    for title, order, restriction in (
+        ("by own time", "tottime", None),
+        ("of the site's functions, by cumulative time", "cumulative", r"/(games|mazesite)/"),
+    ):
         out = io.StringIO()
-        pstats.Stats(profile, stream=out).strip_dirs().sort_stats(order).print_stats(top)
-        lines = out.getvalue().splitlines()
+        chosen = pstats.Stats(profile, stream=out).sort_stats(order)
+        if restriction:
+            chosen.print_stats(restriction, top)
+        else:
+            chosen.print_stats(top)
+        lines = out.getvalue().replace(str(BASE_DIR) + "/", "").splitlines()
+        lines = [re.sub(r"\S*site-packages/", "", line) for line in lines]
         start = next(i for i, line in enumerate(lines) if "ncalls" in line)
-        print(f"  -- top {top} by {order}")
+        print(f"  -- top {top} {title}")
         print("\n".join("  " + line for line in lines[start : start + top + 1]))
 
 
