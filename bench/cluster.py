@@ -623,7 +623,14 @@ def report(
     )
     print(f"errors inside the faults' windows: {inside}")
     for name, begin, end in windows:
-        print(f"  {name}: {begin - started:.0f} s to {end - started:.0f} s")
+        kinds: dict[str, int] = defaultdict(int)
+        for at, what in seen.errors:
+            if begin <= at <= end:
+                kinds[what.split(" ")[0]] += 1
+        print(
+            f"  {name}: {begin - started:.0f} s to {end - started:.0f} s: "
+            + (", ".join(f"{n} x {k}" for k, n in sorted(kinds.items())) or "none")
+        )
     figures = {
         "acknowledged moves lost": lost,
         "moves applied twice": twice,
