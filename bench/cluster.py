@@ -1,6 +1,6 @@
 """The site as it would run on several machines, on this one, with faults (make cluster).
 
-    .venv/bin/python bench/cluster.py                  # 150 s of load, four faults
+    .venv/bin/python bench/cluster.py                  # 150 s of load, five faults
     .venv/bin/python bench/cluster.py --seconds 90 --keep
 
 From a clean clone with Debian's packages: PostgreSQL's server binaries (/usr/lib/postgresql/*)
@@ -23,7 +23,9 @@ each with its window (from the fault until 10 s after it is repaired):
 1. one web node killed with SIGKILL, started again 10 s later;
 2. one worker killed with SIGKILL, started again 5 s later;
 3. Redis restarted (SIGTERM, started again 3 s later);
-4. the replica restarted (pg_ctl restart).
+4. the replica restarted (pg_ctl restart);
+5. the beat that schedules killed with SIGKILL (the other takes the lock), started again 5 s
+   later (as the standby).
 
 Then the load stops, the mails settle, and it prints: acknowledged moves lost, moves applied
 twice, mails sent twice or never, timeouts missed, beats that scheduled at once, and errors
@@ -517,7 +519,7 @@ def main() -> int:
             + archive_readers(2, stop)
         )
         started = time.monotonic()
-        step = args.seconds / 6
+        step = args.seconds / 7
 
         def at(seconds: float) -> None:
             time.sleep(max(0.0, started + seconds - time.monotonic()))
@@ -555,6 +557,17 @@ def main() -> int:
         say("fault 4: the replica restarted")
         pg_ctl(VAR / "pg-replica", "restart", REPLICA_PORT)
         window("replica restarted", begin)
+        at(5 * step)
+        begin = time.monotonic()
+        holder = next(
+            (b for b in cluster.beats if "beat lock taken" in (VAR / f"{b.name}.log").read_text()),
+            cluster.beats[0],
+        )
+        say(f"fault 5: {holder.name}, the beat that schedules, killed with SIGKILL")
+        holder.kill()
+        time.sleep(5)
+        holder.start()  # it comes back as the standby
+        window("scheduling beat killed", begin)
         at(args.seconds)
         stop.set()
         for t in threads:
