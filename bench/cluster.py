@@ -208,6 +208,7 @@ class Cluster:
             "-R",
             "-X",
             "stream",
+            "--checkpoint=fast",  # not a spread checkpoint: up to checkpoint_timeout (5 min)
         )
         pg_ctl(replica, "start", REPLICA_PORT)
         say("Redis on 6391 (append-only, fsync always)")
