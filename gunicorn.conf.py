@@ -33,6 +33,17 @@ proc_name = os.environ.get("GUNICORN_PROC_NAME", "mazesite")
 forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1,::1")
 
 
+def on_starting(server: Any) -> None:
+    """With PROMETHEUS_MULTIPROC_DIR, the workers add up their metrics in files there: emptied
+    at each start, as prometheus_client asks."""
+    directory = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if directory:
+        import shutil
+
+        shutil.rmtree(directory, ignore_errors=True)
+        os.makedirs(directory, exist_ok=True)
+
+
 def child_exit(server: Any, worker: Any) -> None:
     """With PROMETHEUS_MULTIPROC_DIR, a dead worker's live gauges go with it."""
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
