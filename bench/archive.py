@@ -10,7 +10,7 @@ It (re)creates the database `mazesite_bench_archive` on the PostgreSQL of BENCH_
 (default postgres://postgres@127.0.0.1:5432), migrates it and fills it with SQL
 (generate_series, not the ORM): `--users` players (some guests), `--games` finished games (2%
 aborted) of the three kinds and clocks, two seats each (a quarter with a bot), places (and
-what services.game_end keeps with them: the seats' finish times, the players' results), and
+what play.core.game_end keeps with them: the seats' finish times, the players' results), and
 `--moves` moves per game copied from one real Corn maze played by the engine, so that rows are
 the size of real ones. One player (`busy`) sits in one game in a hundred; another
 (`retired`) in one in a thousand of the oldest tenth, and none since.
@@ -150,7 +150,7 @@ def fill(games: int, moves: int, users: int) -> None:
     from django.core.management import call_command
     from django.db import connection
 
-    from games import archive
+    from games.archive import results
 
     started = time.perf_counter()
     call_command("migrate", verbosity=0)
@@ -273,8 +273,8 @@ def fill(games: int, moves: int, users: int) -> None:
             done = min(high, start + chunk - 1) - low + 1
             if (done // chunk) % 4 == 0 or done >= high - low + 1:
                 print(f"moves: {done:,} games, {time.perf_counter() - started:.0f} s")
-    # What services.game_end keeps as each game ends, counted here for the games filled in.
-    archive.results_recount()
+    # What play.core.game_end keeps as each game ends, counted here for the games filled in.
+    results.results_recount()
     print(f"results: {time.perf_counter() - started:.0f} s")
     connection.close()
     import psycopg
@@ -318,7 +318,7 @@ def pages() -> dict[str, str]:
 
     from django.db import connection
 
-    from games.archive import Cursor
+    from games.archive.reads import Cursor
 
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM games_game WHERE finished_at IS NOT NULL")

@@ -405,9 +405,9 @@ def expiring_games(count: int) -> list[int]:
 
     from django.contrib.auth import get_user_model
 
-    from games import services
     from games.clock import now
     from games.models import Seat
+    from games.play import core as services
 
     made = []
     users = [get_user_model().objects.create_user(f"sleeper{i}") for i in range(count * 2)]

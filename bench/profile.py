@@ -58,8 +58,7 @@ PARTS = [
             "django_prometheus",
             "mazesite/logs",
             "mazesite/dbrouter",
-            "games/limits",
-            "games/middleware",
+            "games/web/",
             "django_ratelimit",
             "structlog",
         ),
@@ -122,14 +121,15 @@ def make_games(count: int) -> tuple[Any, Any, Any]:
     players' users) of one running game to profile."""
     from django.contrib.auth import get_user_model
 
-    from games import services
     from games.engines import cornmaze
     from games.models import Game
+    from games.play import core as services
+    from games.play.pacing import bot_tasks_paused
 
     User = get_user_model()
     users = [User.objects.get_or_create(username=f"p{i}")[0] for i in range(20)]
     first = None
-    with services.bot_tasks_paused():
+    with bot_tasks_paused():
         for i in range(count):
             a, b = users[i % 20], users[(i * 7 + 1) % 20 if (i * 7 + 1) % 20 != i % 20 else 0]
             game = services.game_create(

@@ -59,8 +59,8 @@ def fill(total: int, expired: int) -> None:
     from django.core.management import call_command
     from django.db import connection
 
-    from games import services
     from games.models import Game, Profile
+    from games.play import core
 
     call_command("migrate", verbosity=0)
     a = User.objects.create_user("alice", email="alice@example.com")
@@ -68,14 +68,14 @@ def fill(total: int, expired: int) -> None:
     for user in (a, b):
         Profile.objects.create(user=user, email_verified=True)
     # One real game, one move in: its state is every game's state.
-    template = services.game_create(
+    template = core.game_create(
         kind="cornmaze",
         creator=a,
         options={"size": 8},
         clock_choice="P3D",
-        seats=[services.SeatPlan(), services.SeatPlan()],
+        seats=[core.SeatPlan(), core.SeatPlan()],
     )
-    services.game_join(game_id=template.pk, user=b)
+    core.game_join(game_id=template.pk, user=b)
     template.refresh_from_db()
     assert template.state is not None
     from games.engines import cornmaze
@@ -83,9 +83,7 @@ def fill(total: int, expired: int) -> None:
     first = cornmaze.to_move(template.state)[0]
     user = a if first == 0 else b
     move = cornmaze.legal_moves(template.state)[0]
-    services.move_submit(
-        game_id=template.pk, user=user, number=0, move={"shifts": [move[0], move[1]]}
-    )
+    core.move_submit(game_id=template.pk, user=user, number=0, move={"shifts": [move[0], move[1]]})
     template.refresh_from_db()
     (to_move,) = cornmaze.to_move(template.state)
     Game.objects.filter(pk=template.pk).delete()
@@ -156,7 +154,7 @@ def _json(value: object) -> str:
 def explain(now: datetime) -> str:
     from django.db import connection, transaction
 
-    from games import sweeps
+    from games.play import sweeps
 
     query = sweeps.expired_seats(now).select_for_update(skip_locked=True, of=("game",))[:50]
     with transaction.atomic(), connection.cursor() as cursor:
@@ -228,7 +226,7 @@ def selection(now: datetime, limit: int) -> int:
     """Only the sweep's claim (its query, for all expired seats at once), no timeouts."""
     from django.db import transaction
 
-    from games import sweeps
+    from games.play import sweeps
 
     with transaction.atomic():
         query = sweeps.expired_seats(now).select_for_update(skip_locked=True, of=("game",))
@@ -236,8 +234,9 @@ def selection(now: datetime, limit: int) -> int:
 
 
 def run(total: int, expired: int, *, show_plan: bool, repeat: int) -> tuple[float, float]:
-    from games import sweeps, tasks
+    from games import queueing
     from games.models import Game
+    from games.play import sweeps
 
     recreate_database()
     started = time.perf_counter()
@@ -248,7 +247,7 @@ def run(total: int, expired: int, *, show_plan: bool, repeat: int) -> tuple[floa
     if show_plan:
         print("plan of one batch of the sweep's query:")
         print("    " + explain(datetime.now(UTC)).replace("\n", "\n    "))
-    tasks.mail_send.delay = lambda *args, **kwargs: None  # type: ignore[assignment]
+    queueing.send = lambda *args, **kwargs: None  # no broker here: the mails are not sent
     now = datetime.now(UTC)
     restore = snapshot(now)
     claimed, select_time = timed(lambda: selection(now, expired), lambda: None, repeat=5)

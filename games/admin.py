@@ -7,8 +7,9 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from . import notifications, services
-from .models import EmailPreferences, Game, Move, Outbox, Profile, Reminder, Seat
+from games.mail import outbox
+from games.models import EmailPreferences, Game, Move, Outbox, Profile, Reminder, Seat
+from games.play import core
 
 
 class SeatInline(admin.TabularInline):
@@ -51,8 +52,8 @@ class SeatAdminForm(forms.ModelForm):
         seat = self.instance
         if seat.pk is not None and deadline != seat.deadline:
             try:
-                services.deadline_move_check(game=seat.game, seat=seat, deadline=deadline)
-            except services.GameError as exc:
+                core.deadline_move_check(game=seat.game, seat=seat, deadline=deadline)
+            except core.GameError as exc:
                 raise forms.ValidationError(str(exc)) from None
         return deadline
 
@@ -60,7 +61,7 @@ class SeatAdminForm(forms.ModelForm):
 @admin.register(Seat)
 class SeatAdmin(admin.ModelAdmin):
     """A seat to move can have its deadline moved here, earlier or later; its reminder follows
-    (`services.seat_deadline_move`)."""
+    (`play.core.seat_deadline_move`)."""
 
     form = SeatAdminForm
     list_display = ["game", "index", "user", "bot", "deadline", "place"]
@@ -78,10 +79,10 @@ class SeatAdmin(admin.ModelAdmin):
             return
         assert obj.deadline is not None  # SeatAdminForm.clean_deadline
         try:
-            services.seat_deadline_move(
+            core.seat_deadline_move(
                 game_id=obj.game_id, seat_index=obj.index, deadline=obj.deadline
             )
-        except services.GameError as exc:  # the game moved on since the form was checked
+        except core.GameError as exc:  # the game moved on since the form was checked
             self.message_user(request, f"The deadline was not moved: {exc}", messages.ERROR)
         others = [name for name in form.changed_data if name != "deadline"]
         if others:
@@ -144,7 +145,7 @@ class OutboxAdmin(admin.ModelAdmin):
 
     @admin.action(description="Send the selected stuck mails again (pending or failed)")
     def resend(self, request: HttpRequest, queryset: QuerySet[Outbox]) -> None:
-        count = notifications.outbox_resend(outbox_ids=queryset.values_list("pk", flat=True))
+        count = outbox.outbox_resend(outbox_ids=queryset.values_list("pk", flat=True))
         self.message_user(request, f"{count} mail(s) queued again; sent or skipped ones are left.")
 
     def has_add_permission(self, request: HttpRequest) -> bool:

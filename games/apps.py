@@ -4,3 +4,7 @@ from django.apps import AppConfig
 class GamesConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "games"
+
+    def ready(self) -> None:
+        # Each pace registers itself with the play core when imported (games/play/pacing.py).
+        from games.play.paces import race, turns  # noqa: F401

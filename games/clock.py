@@ -1,4 +1,4 @@
-"""The one place the services read the time, so tests can move it (time-machine)."""
+"""The one place the play core and the mail read the time, so tests can move it (time-machine)."""
 
 from __future__ import annotations
 

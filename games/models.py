@@ -110,7 +110,7 @@ class Seat(models.Model):
     place = models.PositiveSmallIntegerField(null=True, blank=True)
     joined_at = models.DateTimeField(null=True, blank=True)
     ready_at = models.DateTimeField(null=True, blank=True)  # a live race: pressed Ready
-    # The game's finished_at, copied by services.game_end, so that a player's games over can
+    # The game's finished_at, copied by play.core.game_end, so that a player's games over can
     # be read newest first from one index (seat_user_finished) without visiting their games.
     finished_at = models.DateTimeField(null=True, blank=True)
 
@@ -131,7 +131,7 @@ class Seat(models.Model):
                 name="seat_bot_deadline",
                 condition=models.Q(deadline__isnull=False) & ~models.Q(bot=""),
             ),
-            # A player's games over, newest first, and their streak (games/archive.py); the
+            # A player's games over, newest first, and their streak (games/archive/reads.py); the
             # seats of games not over (finished_at NULL) come first.
             models.Index(
                 fields=["user", "-finished_at", "-game"],
@@ -158,8 +158,8 @@ class Seat(models.Model):
 
 
 class PlayerResult(models.Model):
-    """A player's results at one game: counts kept by services.game_end as each game finishes,
-    so that a player page need not count thousands of games (games/archive.py)."""
+    """A player's results at one game: counts kept by play.core.game_end as each game finishes,
+    so that a player page need not count thousands of games (games/archive/reads.py)."""
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -232,8 +232,8 @@ def json_safe(value: Any) -> Any:
 
 class Reminder(models.Model):
     """A reminder for a seat's turn, due when a fifth of its clock is left: at the deadline
-    minus a fifth of the clock (`notifications.reminder_time`), kept so by
-    `services.deadlines_set` however the deadline is set or moved. Made when the turn starts,
+    minus a fifth of the clock (`mail.notices.reminder_time`), kept so by
+    `play.deadlines.deadlines_set` however the deadline is set or moved. Made when the turn starts,
     deleted when the seat moves or the game ends; the sweep turns a due one into a mail, once
     per turn. A row, not a Celery task days ahead: the database keeps time, not the broker."""
 
@@ -258,7 +258,7 @@ class Outbox(models.Model):
     The outbox is the queue: a pending row says when it is next due (`next_try_at`), and the
     sweep queues every pending row whose time has come. A task is queued at once when a row is
     made; its time is then a short grace later, after which the task counts as lost (see
-    `notifications.task_grace`). A send that failed waits out its backoff, and a "your turn"
+    `mail.outbox.task_grace`). A send that failed waits out its backoff, and a "your turn"
     mail held while the player has the game open waits until they leave, in the same column."""
 
     class Kind(models.TextChoices):

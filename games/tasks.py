@@ -2,59 +2,28 @@
 the game is still where the task expected it). Time limits are in settings; the database holds
 every deadline, so a task that is lost is found again by the next sweep.
 
-Tasks are queued once the transaction that made them due commits (`queue_on_commit`)."""
+They are queued by name (games/queueing.py), once the transaction that made them due commits,
+so that nothing the tasks call imports this module."""
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Iterable
-from typing import Any
+from celery import shared_task
 
-from celery import Task, shared_task
-from django.db import transaction
-
-from . import notifications, races, services, sweeps
-
-logger = logging.getLogger(__name__)
-
-
-def queue_on_commit(task: Task[Any, Any], calls: Iterable[tuple[Any, ...]]) -> None:
-    """Queue `task` with each of these argument tuples once the current transaction commits,
-    in one on-commit hook. By then what the tasks are for is stored, and the sweep finds what
-    was not queued: so a broker that is down is logged and never raised. (Raised from a hook,
-    it would answer a committed move with a 500 and drop the transaction's later hooks.) After
-    the first failure the rest of the batch is left to the sweep too, since each try against a
-    dead broker takes a while."""
-    batch = list(calls)
-    if not batch:
-        return
-
-    def queue() -> None:
-        for done, args in enumerate(batch):
-            try:
-                task.delay(*args)
-            except Exception:
-                logger.exception(
-                    "could not queue %s for %d call(s) from %r on; the sweep will pick them up",
-                    task.name,
-                    len(batch) - done,
-                    args,
-                )
-                return
-
-    transaction.on_commit(queue)
+from games.mail import digests, outbox
+from games.play import core, sweeps
+from games.play.paces import race
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
 def bot_turn(game_id: int, ply: int) -> None:
-    services.bot_turn_play(game_id=game_id, ply=ply)
+    core.bot_turn_play(game_id=game_id, ply=ply)
 
 
 # A live race's clock: one short tick, which queues the next a fraction of a second later.
 # Acknowledged at once: a chain lost with its worker is started again by the sweep.
 @shared_task(acks_late=False)
 def race_tick(game_id: int, token: str = "") -> None:
-    races.race_tick(game_id=game_id, token=token)
+    race.race_tick(game_id=game_id, token=token)
 
 
 # Acknowledged at once: a sweep lost with its worker is redone by the next beat, not redelivered.
@@ -68,9 +37,9 @@ def sweep_deadlines() -> None:
 # game open), and the sweep queues it then; a task lost with its worker is simply queued again.
 @shared_task(acks_late=False)
 def mail_send(outbox_id: int) -> None:
-    notifications.outbox_send(outbox_id=outbox_id)
+    outbox.outbox_send(outbox_id=outbox_id)
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
 def digest_send() -> None:
-    notifications.digest_queue_all()
+    digests.digest_queue_all()

@@ -26,7 +26,7 @@ class Heartbeat(bootsteps.StartStopStep):
     def start(self, parent: Any) -> None:
         from django.conf import settings
 
-        from games import health
+        from games.web import health
 
         health.worker_heartbeat()
         self.timer_entry = parent.timer.call_repeatedly(

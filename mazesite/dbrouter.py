@@ -110,7 +110,7 @@ def _in_transaction() -> bool:
 
 
 def read_connection() -> BaseDatabaseWrapper:
-    """The connection for a raw SQL read that may go to the replica (games/archive.py)."""
+    """The connection for a raw SQL read that may go to the replica (games/archive/reads.py)."""
     return connections[read_alias()]
 
 

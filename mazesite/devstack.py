@@ -262,7 +262,7 @@ class Stack:
         import django
 
         django.setup()
-        from games import health
+        from games.web import health
 
         health.worker_gone()
 

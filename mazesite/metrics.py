@@ -13,7 +13,7 @@ or one Redis command, so the same from every node:
   sweep (0 when none has passed);
 - mazesite_queue_depth: tasks waiting in the Celery queue (Redis);
 - mazesite_worker_heartbeat_age_seconds, mazesite_sweep_age_seconds: the health marks
-  (games/health.py); -1 when there is none;
+  (games/web/health.py); -1 when there is none;
 - mazesite_scrape_errors: parts that could not be read in this scrape (each is logged).
 """
 
@@ -75,9 +75,9 @@ class SiteCollector(Collector):
     def collect(self) -> Iterator[Metric]:
         from django.db.models import Max, Min
 
-        from games import health
         from games.clock import now
         from games.models import Move, Outbox, Seat
+        from games.web import health
 
         errors = 0
         at = now()

@@ -73,7 +73,7 @@ MIDDLEWARE = [
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "games.middleware.InputGuardMiddleware",  # NUL and over-long input: 400 before any query
+    "games.web.middleware.InputGuardMiddleware",  # NUL and over-long input: 400 before any query
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -170,6 +170,12 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# The user with its profile in one query (games/accounts/backends.py); Django's own backend
+# still reads the sessions signed in before it.
+AUTHENTICATION_BACKENDS = [
+    "games.accounts.backends.ProfileBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "lobby"
 LOGOUT_REDIRECT_URL = "lobby"
@@ -242,6 +248,9 @@ CELERY_TIMEZONE = "UTC"
 # Clocks: the beat sweeps expired deadlines, due reminders, lost bot turns and stuck mails every
 # SWEEP_INTERVAL_SECONDS; the database holds every deadline, so a lost sweep loses nothing.
 SWEEP_INTERVAL_SECONDS = env_int("SWEEP_INTERVAL_SECONDS", 15)
+# How long a write waits for a game's lock (games/play/core.py, game_locked) before the player
+# is told the game is busy and to try again; on PostgreSQL (SET LOCAL lock_timeout).
+GAME_LOCK_TIMEOUT_MS = env_int("GAME_LOCK_TIMEOUT_MS", 2000)
 DIGEST_HOUR_UTC = env_int("DIGEST_HOUR_UTC", 7)
 CELERY_BEAT_SCHEDULE = {
     "sweep-deadlines": {
@@ -328,7 +337,7 @@ RATE_LIMITS = env_rates(
         "move_seat": "40/5s",
     },
 )
-RATELIMIT_IP_META_KEY = "games.limits.client_ip"
+RATELIMIT_IP_META_KEY = "games.web.limits.client_ip"
 RATELIMIT_CACHE_PREFIX = "rl:"
 RATELIMIT_FAIL_OPEN = True  # a count the cache lost lets the request through
 
@@ -345,7 +354,7 @@ CONTENT_SECURITY_POLICY = {
         "frame-ancestors": ["'none'"],
     }
 }
-MIDDLEWARE += ["csp.middleware.CSPMiddleware", "games.limits.LimitMiddleware"]
+MIDDLEWARE += ["csp.middleware.CSPMiddleware", "games.web.limits.LimitMiddleware"]
 
 MIDDLEWARE += ["django_prometheus.middleware.PrometheusAfterMiddleware"]
 

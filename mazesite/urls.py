@@ -2,8 +2,10 @@ from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path
 
-from games import archive_views, notification_views, views
-from games.feeds import ArchiveFeed, PlayerFeed
+from games.archive import views as archive_views
+from games.archive.feeds import ArchiveFeed, PlayerFeed
+from games.mail import views as mail_views
+from games.pages import views
 from mazesite import benchviews, metrics
 
 urlpatterns = [
@@ -26,9 +28,9 @@ urlpatterns = [
     path("rules/<slug:kind>/", views.rules, name="rules"),
     path("healthz", views.healthz, name="healthz"),
     path("favicon.ico", views.favicon, name="favicon"),
-    path("accounts/email/settings/", notification_views.email_settings, name="email_settings"),
-    path("unsubscribe/<str:token>/", notification_views.unsubscribe, name="unsubscribe"),
-    path("accounts/", include("games.account_urls")),
+    path("accounts/email/settings/", mail_views.email_settings, name="email_settings"),
+    path("unsubscribe/<str:token>/", mail_views.unsubscribe, name="unsubscribe"),
+    path("accounts/", include("games.accounts.urls")),
     path("admin/", admin.site.urls),
 ]
 urlpatterns += [path("metrics", metrics.metrics, name="metrics")]

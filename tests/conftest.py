@@ -13,10 +13,10 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 
-from games import services
 from games.bots import get_bot
 from games.engines import cornmaze
 from games.models import Game
+from games.play import core
 
 # The real worker, broker queue and mail server (queued, smtp_server, celery_worker_process).
 pytest_plugins = ["tests.worker_fixtures"]
@@ -122,12 +122,12 @@ def make_cornmaze(
     ):
         """`seed` fixes the game's random draws (the game must have a seat to join)."""
         creator = make_user()
-        plans = [services.SeatPlan()] + [
-            services.SeatPlan(bot=(bots[i - 1] if bots and i - 1 < len(bots) else ""))
+        plans = [core.SeatPlan()] + [
+            core.SeatPlan(bot=(bots[i - 1] if bots and i - 1 < len(bots) else ""))
             for i in range(1, seats)
         ]
-        with services.bot_tasks_paused():
-            game = services.game_create(
+        with core.bot_tasks_paused():
+            game = core.game_create(
                 kind="cornmaze",
                 creator=creator,
                 options={"size": size},
@@ -140,7 +140,7 @@ def make_cornmaze(
                     seed=seed, seed_sha256=hashlib.sha256(seed).hexdigest()
                 )
             for _ in game.seats.filter(user=None, bot=""):
-                services.game_join(game_id=game.pk, user=make_user())
+                core.game_join(game_id=game.pk, user=make_user())
         game.refresh_from_db()
         return game
 
@@ -175,17 +175,21 @@ def a_legal_move(game: Game) -> list[int]:
     return next(quiet, moves[0])
 
 
+# A seed for games that a test plays to the end (make_cornmaze(seed=FIXED_SEED)): the same
+# game every run, so that no test depends on how long a random game lasts.
+FIXED_SEED = hashlib.sha256(b"mazesite tests: a game played to the end").digest()
+
+
 def play_to_the_end(game: Game, limit: int = 500) -> Game:
     """Play the simple bot's moves for whoever is to move until the game ends: a fixed choice
-    such as the first legal move can wander for a very long time."""
-    rng = random.Random(game.pk)
+    such as the first legal move can wander for a very long time. The moves are drawn from the
+    game's id: give the game FIXED_SEED for the same game every run."""
+    rng = random.Random(game.seed_sha256)
     for _ in range(limit):
         game.refresh_from_db()
         if game.status != Game.Status.ACTIVE:
             return game
         seat = to_move(game)
         move = get_bot("cornmaze", "simple")(cornmaze.view(game.state, seat), seat, rng)
-        services.move_submit(
-            game_id=game.pk, user=seat_user(game, seat), number=game.ply, move=move
-        )
+        core.move_submit(game_id=game.pk, user=seat_user(game, seat), number=game.ply, move=move)
     raise AssertionError("the game did not end")

@@ -16,9 +16,10 @@ from django.core import mail, signing
 from django.test import Client, RequestFactory
 from django.urls import reverse
 
-from games import accounts, services
-from games.guests import guest_create, player_for
+from games.accounts import profiles
+from games.accounts.guests import guest_create, player_for
 from games.models import Game, Profile, Seat
+from games.play import core
 
 pytestmark = pytest.mark.django_db
 
@@ -327,8 +328,8 @@ def test_player_for_keeps_no_guest_when_the_action_is_refused(rf: RequestFactory
     SessionMiddleware(lambda r: None).process_request(request)  # type: ignore[arg-type,return-value]
     request.user = AnonymousUser()
 
-    with pytest.raises(services.GameError), player_for(request):
-        raise services.GameError("There is no such game.")
+    with pytest.raises(core.GameError), player_for(request):
+        raise core.GameError("There is no such game.")
 
     assert not User.objects.exists() and not Profile.objects.exists()
     assert SESSION_KEY not in request.session
@@ -470,8 +471,8 @@ def test_claim_service_refuses_a_taken_name_and_changes_nothing(make_user) -> No
     guest = guest_create()
     name = guest.get_username()
 
-    with pytest.raises(accounts.AccountError, match="taken") as caught:
-        accounts.guest_claim(user=guest, username="MINOS", password=PASSWORD, email="")
+    with pytest.raises(profiles.AccountError, match="taken") as caught:
+        profiles.guest_claim(user=guest, username="MINOS", password=PASSWORD, email="")
 
     assert caught.value.field == "username"
     assert guest.get_username() == name
@@ -487,8 +488,8 @@ def test_a_registered_user_has_nothing_to_claim(client: Client, make_user) -> No
     response = client.post(reverse("guest_claim"), claim_data(), follow=True)
 
     assert b"nothing to claim" in response.content
-    with pytest.raises(accounts.AccountError, match="nothing to claim"):
-        accounts.guest_claim(user=user, username="Theseus", password=PASSWORD, email="")
+    with pytest.raises(profiles.AccountError, match="nothing to claim"):
+        profiles.guest_claim(user=user, username="Theseus", password=PASSWORD, email="")
     user.refresh_from_db()
     assert user.username == "minos"
 
@@ -538,7 +539,7 @@ def test_a_new_address_needs_verifying_again_and_old_links_die(
     with django_capture_on_commit_callbacks(execute=True):
         client.post(reverse("email_change"), {"email": "old@example.com"})
     user.refresh_from_db()
-    old_token = accounts.email_verify_token(user=user)
+    old_token = profiles.email_verify_token(user=user)
     assert Client().get(reverse("email_verify", args=[old_token])).status_code == 200
 
     with django_capture_on_commit_callbacks(execute=True):
@@ -594,13 +595,13 @@ def test_a_bad_token_is_refused(client: Client, make_user, make_token) -> None:
     user = make_user("minos")
     user.email = "minos@example.com"
     user.save()
-    token = make_token(accounts.email_verify_token(user=user))
+    token = make_token(profiles.email_verify_token(user=user))
 
     response = client.get(reverse("email_verify", args=[token]))
 
     assert response.status_code == 400
     assert b"This link is not valid" in response.content
-    assert accounts.profile_for(user).email_verified is False
+    assert profiles.profile_for(user).email_verified is False
 
 
 def test_a_token_for_another_purpose_is_refused(client: Client, make_user) -> None:
@@ -612,21 +613,21 @@ def test_a_token_for_another_purpose_is_refused(client: Client, make_user) -> No
     response = client.get(reverse("email_verify", args=[token]))
 
     assert response.status_code == 400
-    assert accounts.profile_for(user).email_verified is False
+    assert profiles.profile_for(user).email_verified is False
 
 
 def test_an_expired_token_is_refused(client: Client, make_user) -> None:
     user = make_user("minos")
     user.email = "minos@example.com"
     user.save()
-    token = accounts.email_verify_token(user=user)
+    token = profiles.email_verify_token(user=user)
 
     with time_machine.travel(timedelta(days=8), tick=False):
         response = client.get(reverse("email_verify", args=[token]))
 
     assert response.status_code == 400
     assert b"expired" in response.content
-    assert accounts.profile_for(user).email_verified is False
+    assert profiles.profile_for(user).email_verified is False
 
 
 @pytest.mark.parametrize(

@@ -17,9 +17,10 @@ from django.contrib.auth.models import User
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from games import archive, services
+from games.archive import reads, results
 from games.engines import cornmaze
 from games.models import Game, Move, Seat
+from games.play import core
 from tests.conftest import seat_user, to_move
 
 pytestmark = pytest.mark.django_db
@@ -94,7 +95,7 @@ def bulk_finished(
             )
             for g in games
         )
-    archive.results_count(list(zip(games, placed, strict=True)))
+    results.results_count(list(zip(games, placed, strict=True)))
     return games
 
 
@@ -137,7 +138,7 @@ def play_out(game: Game, *, min_ply: int = 6, states: list | None = None) -> Gam
         states.append(game.state)
     rng = random.Random(game.seed_sha256)
     for shifts in play_plan(game.state, rng, min_ply, first_ply=game.ply):
-        services.move_submit(
+        core.move_submit(
             game_id=game.pk,
             user=seat_user(game, to_move(game)),
             number=game.ply,
@@ -331,10 +332,10 @@ def test_keyset_pages_keep_the_filters(client, people):
 
 def test_cursor_tokens_round_trip_to_the_microsecond():
     at = datetime(2026, 3, 4, 5, 6, 7, 891011, tzinfo=UTC)
-    cursor = archive.Cursor(at=at, id=42)
-    assert archive.Cursor.parse(cursor.token) == cursor
+    cursor = reads.Cursor(at=at, id=42)
+    assert reads.Cursor.parse(cursor.token) == cursor
     for bad in ["", "x", "12", "1.x", "99999999999999999999999.1"]:
-        assert archive.Cursor.parse(bad) is None
+        assert reads.Cursor.parse(bad) is None
 
 
 def test_htmx_gets_the_listing_only_and_a_plain_get_the_page(client, mixed):
@@ -390,7 +391,7 @@ def test_the_archive_runs_a_fixed_number_of_queries(client, people, django_asser
     assert Game.objects.count() == 1000
     with django_assert_num_queries(1):  # the games with their seats
         big = client.get(url)
-    assert len(ids(big)) == archive.PAGE_SIZE
+    assert len(ids(big)) == reads.PAGE_SIZE
     older = re.search(r'href="([^"]+)"[^>]*rel="next"', big.content.decode())
     assert older is not None
     with django_assert_num_queries(1):  # the games with their seats

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import threading
+import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -13,8 +14,9 @@ from django.core import mail
 from django.db import connection, connections
 from django.urls import reverse
 
-from games import notifications, services, sweeps
+from games.mail import outbox, watching
 from games.models import Game, Move, Outbox, Reminder, Seat
+from games.play import core, sweeps
 from tests.worker_fixtures import (
     BASE_DIR,
     Queued,
@@ -69,12 +71,12 @@ def test_a_move_after_its_deadline_is_refused_before_the_sweep_runs() -> None:
     mover = to_move(game)
 
     def submit() -> None:
-        services.move_submit(
+        core.move_submit(
             game_id=game.pk, user=player_at(game, mover), number=1, move=legal_move(game)
         )
 
     def refused():  # type: ignore[no-untyped-def]
-        return pytest.raises(services.MoveRefused, match="Your time for this move has run out")
+        return pytest.raises(core.MoveRefused, match="Your time for this move has run out")
 
     with time_machine.travel(START + timedelta(days=3, seconds=1), tick=False), refused():
         submit()
@@ -111,16 +113,16 @@ def test_the_poll_marks_a_signed_in_player_as_watching(client) -> None:  # type:
     player = player_at(game, 0)
     url = reverse("game", args=[game.pk]) + f"?since={game.version}"
     client.get(url, HTTP_HX_REQUEST="true")
-    assert notifications.watching_until(game_id=game.pk, user_id=player.pk) is None
+    assert watching.watching_until(game_id=game.pk, user_id=player.pk) is None
     client.force_login(player)
     with time_machine.travel(START, tick=False):
         assert client.get(url, HTTP_HX_REQUEST="true").status_code == 204
-        until = START + timedelta(seconds=notifications.WATCHING_SECONDS)
-        assert notifications.watching_until(game_id=game.pk, user_id=player.pk) == until
+        until = START + timedelta(seconds=watching.WATCHING_SECONDS)
+        assert watching.watching_until(game_id=game.pk, user_id=player.pk) == until
         other = player_at(game, 1).pk
-        assert notifications.watching_until(game_id=game.pk, user_id=other) is None
+        assert watching.watching_until(game_id=game.pk, user_id=other) is None
     with time_machine.travel(until, tick=False):  # the page stopped polling: they left
-        assert notifications.watching_until(game_id=game.pk, user_id=player.pk) is None
+        assert watching.watching_until(game_id=game.pk, user_id=player.pk) is None
 
 
 # --- deadlines that move ---------------------------------------------------------------------
@@ -145,7 +147,7 @@ def test_a_deadline_moved_later_or_earlier_takes_its_reminder_along(
     assert _reminder_due(game) == old_due
     deadline = START + CLOCK + by
     with time_machine.travel(START + timedelta(hours=1), tick=False):
-        services.seat_deadline_move(game_id=game.pk, seat_index=seat.index, deadline=deadline)
+        core.seat_deadline_move(game_id=game.pk, seat_index=seat.index, deadline=deadline)
     seat.refresh_from_db()
     assert seat.deadline == deadline
     due = deadline - CLOCK / 5
@@ -160,7 +162,7 @@ def test_a_deadline_moved_later_or_earlier_takes_its_reminder_along(
     (row,) = Outbox.objects.filter(kind="reminder")
     assert row.pk in queued.mails
     with time_machine.travel(due, tick=False):
-        assert notifications.outbox_send(outbox_id=row.pk) == "sent"
+        assert outbox.outbox_send(outbox_id=row.pk) == "sent"
     assert "14:24:00 left" in mail.outbox[-1].body  # a fifth of 3 days
     with time_machine.travel(deadline, tick=False):
         assert sweeps.deadlines_sweep() == 1  # and the seat runs out at the new deadline
@@ -171,13 +173,13 @@ def test_only_a_seat_to_move_has_a_deadline_to_move() -> None:
     game = make_game(make_player(), make_player())
     mover = to_move(game)
     later = datetime.now(UTC) + timedelta(days=5)
-    with pytest.raises(services.GameError, match="this seat is not to move"):
-        services.seat_deadline_move(game_id=game.pk, seat_index=1 - mover, deadline=later)
-    with pytest.raises(services.GameError, match="no such seat"):
-        services.seat_deadline_move(game_id=game.pk, seat_index=7, deadline=later)
-    services.game_resign(game_id=game.pk, user=player_at(game, 0))
-    with pytest.raises(services.GameError, match="not running"):
-        services.seat_deadline_move(game_id=game.pk, seat_index=mover, deadline=later)
+    with pytest.raises(core.GameError, match="this seat is not to move"):
+        core.seat_deadline_move(game_id=game.pk, seat_index=1 - mover, deadline=later)
+    with pytest.raises(core.GameError, match="no such seat"):
+        core.seat_deadline_move(game_id=game.pk, seat_index=7, deadline=later)
+    core.game_resign(game_id=game.pk, user=player_at(game, 0))
+    with pytest.raises(core.GameError, match="not running"):
+        core.seat_deadline_move(game_id=game.pk, seat_index=mover, deadline=later)
     assert not Seat.objects.filter(game=game, deadline__isnull=False).exists()
     assert not Reminder.objects.exists()
 
@@ -261,7 +263,7 @@ def test_only_deadlines_set_writes_a_seat_deadline() -> None:
                 )
                 if assigned or updated:
                     writers.append(f"{path.relative_to(BASE_DIR)}:{function.name}")
-    assert writers == ["games/services.py:deadlines_set"]
+    assert writers == ["games/play/deadlines.py:deadlines_set"]
 
 
 # --- races on PostgreSQL, with real threads and their own connections -------------------------
@@ -277,7 +279,10 @@ def _in_thread(work, results: list, index: int) -> None:  # type: ignore[no-unty
 
 
 @pytest.mark.django_db(transaction=True)
-def test_20_threads_posting_the_same_move_apply_it_once(queued: Queued) -> None:
+def test_20_threads_posting_the_same_move_apply_it_once(queued: Queued, settings) -> None:
+    # Each waits its turn for the lock, however busy the machine (tests/test_lock_wait.py has
+    # the bound).
+    settings.GAME_LOCK_TIMEOUT_MS = 60_000
     threads_count, rounds = 20, 50
     players = [make_player(), make_player()]
     game = make_game(*players)
@@ -292,7 +297,7 @@ def test_20_threads_posting_the_same_move_apply_it_once(queued: Queued) -> None:
                 start.wait()
 
                 def post() -> object:
-                    return services.move_submit(
+                    return core.move_submit(
                         game_id=plan["game"],  # type: ignore[arg-type]
                         user=plan["user"],  # type: ignore[arg-type]
                         number=plan["ply"],  # type: ignore[arg-type]
@@ -301,7 +306,7 @@ def test_20_threads_posting_the_same_move_apply_it_once(queued: Queued) -> None:
 
                 try:
                     results[index] = post()
-                except services.MoveRefused as exc:
+                except core.MoveRefused as exc:
                     results[index] = exc
                 done.wait()
         finally:
@@ -323,7 +328,7 @@ def test_20_threads_posting_the_same_move_apply_it_once(queued: Queued) -> None:
             start.wait(timeout=60)
             done.wait(timeout=60)
             applied = [r for r in results if isinstance(r, Move)]
-            refused = [r for r in results if isinstance(r, services.MoveRefused)]
+            refused = [r for r in results if isinstance(r, core.MoveRefused)]
             assert len(applied) == 1, results
             assert len(refused) == threads_count - 1, results
             for exc in refused:
@@ -341,62 +346,114 @@ def test_20_threads_posting_the_same_move_apply_it_once(queued: Queued) -> None:
     connection.close()
 
 
+def _waiting_for_a_lock(timeout: float = 30.0) -> None:
+    """Return once another backend of this database is waiting for a lock (a positive signal,
+    read from pg_stat_activity), or fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    with connections["default"].cursor() as cursor:
+        while time.monotonic() < deadline:
+            # Read afresh: inside a transaction the statistics are a snapshot.
+            cursor.execute("SELECT pg_stat_clear_snapshot()")
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND wait_event_type = 'Lock'"
+            )
+            if cursor.fetchone()[0]:
+                return
+            time.sleep(0.01)
+    raise AssertionError("nobody waited for the game's lock")
+
+
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.parametrize("when", ["before the deadline", "at the deadline"])
-def test_a_move_and_the_sweep_racing_for_a_game_exactly_one_wins(queued: Queued, when: str) -> None:
-    """A move and the sweep let go at once (a barrier) on one game, in either order: exactly
-    one acts, and which one is decided by the clock (frozen for both threads), not by which
-    thread the lock lets in first: before the deadline the move, from the deadline on the
-    sweep (the move is refused)."""
-    players = [make_player(), make_player()]
-    for _ in range(5):
-        game = make_game(*players)
-        play_one(game)  # ply 1: a timeout now loses the game instead of aborting it
-        mover = to_move(game)
-        deadline = START + timedelta(days=2)
-        Seat.objects.filter(game=game, index=mover).update(deadline=deadline)
-        move = legal_move(game)
-        user = player_at(game, mover)
-        results: list[object] = [None, None]
-        barrier = threading.Barrier(2)
+@pytest.mark.parametrize(
+    "first, when",
+    [
+        ("move", "before the deadline"),
+        ("move", "at the deadline"),
+        ("sweep", "at the deadline"),
+    ],
+)
+def test_a_move_and_the_sweep_racing_for_a_game_exactly_one_wins(
+    queued: Queued, monkeypatch: pytest.MonkeyPatch, settings, first: str, when: str
+) -> None:
+    """A move and the sweep on one game, each order forced by the game's lock, not by thread
+    timing: `first` holds the lock while the other comes (the sweep skips a locked game; a
+    move waits for it). Exactly one acts, and which is decided by the clock (frozen for both):
+    before the deadline the move, from the deadline on the sweep (the move is refused)."""
+    if connection.vendor != "postgresql":
+        pytest.skip("the waiting move is seen in PostgreSQL's pg_stat_activity")
+    settings.GAME_LOCK_TIMEOUT_MS = 30_000  # the move waits for the sweep, however slow
+    game = make_game(make_player(), make_player())
+    play_one(game)  # ply 1: a timeout now loses the game instead of aborting it
+    mover = to_move(game)
+    deadline = START + timedelta(days=2)
+    Seat.objects.filter(game=game, index=mover).update(deadline=deadline)
+    move = legal_move(game)
+    user = player_at(game, mover)
+    results: dict[str, object] = {}
+    now = deadline - timedelta(seconds=1) if when == "before the deadline" else deadline
 
-        def submit(
-            game_id: int = game.pk, user: object = user, move=move, barrier=barrier
-        ) -> object:
-            barrier.wait(timeout=30)
-            return services.move_submit(game_id=game_id, user=user, number=1, move=move)
+    def in_thread(name: str, work) -> None:  # type: ignore[no-untyped-def]
+        try:
+            with time_machine.travel(now, tick=False):
+                results[name] = work()
+        except BaseException as exc:  # noqa: BLE001 - reported by the main thread
+            results[name] = exc
+        finally:
+            connections.close_all()
 
-        def sweep(barrier: threading.Barrier = barrier) -> object:
-            barrier.wait(timeout=30)
-            return sweeps.deadlines_sweep()
+    with time_machine.travel(now, tick=False):
+        if first == "move":
+            # The sweep runs, to its end, while the move holds the game's lock.
+            def read(locked: Game, view: dict) -> tuple[int, dict]:
+                thread = threading.Thread(target=in_thread, args=("sweep", sweeps.deadlines_sweep))
+                thread.start()
+                thread.join(timeout=30)
+                assert not thread.is_alive()
+                return 1, move
 
-        now = deadline - timedelta(seconds=1) if when == "before the deadline" else deadline
-        with time_machine.travel(now, tick=False):
-            threads = [
-                threading.Thread(target=_in_thread, args=(submit, results, 0)),
-                threading.Thread(target=_in_thread, args=(sweep, results, 1)),
-            ]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join(timeout=30)
-            # The sweep skips a game whose lock the move holds: the next one ends it.
-            sweeps.deadlines_sweep()
-        assert not isinstance(results[1], BaseException), results
-        game.refresh_from_db()
-        (second,) = Move.objects.filter(game=game, ply=2)
-        if when == "before the deadline":
-            assert isinstance(results[0], Move), results
-            assert second.move == move and game.status == Game.Status.ACTIVE
-            assert Seat.objects.get(game=game, index=mover).deadline is None
+            try:
+                results["move"] = core.move_read_and_submit(game_id=game.pk, user=user, read=read)
+            except core.GameError as exc:
+                results["move"] = exc
+            assert results["sweep"] == 0, results  # it skipped the locked game
         else:
-            assert isinstance(results[0], services.MoveRefused), results
-            assert str(results[0]) in {
-                "Your time for this move has run out.",
-                "The game is over.",
-            }
-            assert second.move == {"timeout": True} and second.seat == mover
-            assert game.status == Game.Status.FINISHED
-            assert Seat.objects.get(game=game, index=mover).place == 2
-        assert Move.objects.filter(game=game).count() == 2
+            # The move comes while the sweep holds the lock, and waits for it.
+            real = core.seats_time_out
+            waiting = threading.Thread(
+                target=in_thread,
+                args=(
+                    "move",
+                    lambda: core.move_submit(game_id=game.pk, user=user, number=1, move=move),
+                ),
+            )
+
+            def seats_time_out(expired):  # type: ignore[no-untyped-def]
+                waiting.start()
+                _waiting_for_a_lock()
+                return real(expired)
+
+            monkeypatch.setattr(core, "seats_time_out", seats_time_out)
+            results["sweep"] = sweeps.deadlines_sweep()
+            monkeypatch.setattr(core, "seats_time_out", real)
+            waiting.join(timeout=30)
+            assert not waiting.is_alive()
+        # The next sweep ends a game the first one skipped, if its time is up.
+        results["next sweep"] = sweeps.deadlines_sweep()
+    game.refresh_from_db()
+    (second,) = Move.objects.filter(game=game, ply=2)
+    if when == "before the deadline":
+        assert isinstance(results["move"], Move), results
+        assert results["next sweep"] == 0
+        assert second.move == move and game.status == Game.Status.ACTIVE
+        assert Seat.objects.get(game=game, index=mover).deadline is None
+    else:
+        assert isinstance(results["move"], core.MoveRefused), results
+        refused = (
+            "The game is over." if first == "sweep" else "Your time for this move has run out."
+        )
+        assert str(results["move"]) == refused
+        assert (results["sweep"], results["next sweep"]) == ((0, 1) if first == "move" else (1, 0))
+        assert second.move == {"timeout": True} and second.seat == mover
+        assert game.status == Game.Status.FINISHED
     connection.close()

@@ -35,10 +35,11 @@ from django.utils import timezone
 from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
-from games import races, services
+from games.accounts.guests import guest_create
 from games.engines import ENGINES, mazerace, robotmaze
-from games.guests import guest_create
 from games.models import Game, Profile
+from games.play import core
+from games.play.paces import race
 from tests.test_robotmaze_site import WAREHOUSES
 
 pytestmark = pytest.mark.django_db
@@ -179,17 +180,17 @@ class Site:
 
 
 def _started(kind: str, creator: User, other: User, options: dict, clock: str, bots=()) -> Game:
-    plans = [services.SeatPlan(), services.SeatPlan(), *(services.SeatPlan(bot=b) for b in bots)]
-    game = services.game_create(
+    plans = [core.SeatPlan(), core.SeatPlan(), *(core.SeatPlan(bot=b) for b in bots)]
+    game = core.game_create(
         kind=kind, creator=creator, options=options, clock_choice=clock, seats=plans
     )
-    services.game_join(game_id=game.pk, user=other)
+    core.game_join(game_id=game.pk, user=other)
     game.refresh_from_db()
     return game
 
 
 def _finished(game: Game, user: User) -> Game:
-    services.game_resign(game_id=game.pk, user=user)
+    core.game_resign(game_id=game.pk, user=user)
     game.refresh_from_db()
     assert game.is_over
     return game
@@ -199,8 +200,8 @@ def _race_step(game: Game, user: User, seat: int) -> None:
     game.refresh_from_db()
     assert game.state is not None
     direction = mazerace.view(game.state, seat)["open"][0]
-    number = services.move_number(game, seat)
-    services.move_submit(game_id=game.pk, user=user, number=number, move={"dir": direction})
+    number = core.move_number(game, seat)
+    core.move_submit(game_id=game.pk, user=user, number=number, move={"dir": direction})
 
 
 @pytest.fixture
@@ -223,13 +224,13 @@ def site(db: None, settings: Any) -> Site:
         "guest player": guest_player,
     }
     games: dict[str, Game] = {}
-    with services.bot_tasks_paused():
-        games["cornmaze open"] = services.game_create(
+    with core.bot_tasks_paused():
+        games["cornmaze open"] = core.game_create(
             kind="cornmaze",
             creator=player,
             options={"size": 8},
             clock_choice="P3D",
-            seats=[services.SeatPlan(), services.SeatPlan()],
+            seats=[core.SeatPlan(), core.SeatPlan()],
         )
         corn = _started("cornmaze", player, guest_player, {"size": 8}, "P3D")
         games["cornmaze running"] = corn
@@ -240,7 +241,7 @@ def site(db: None, settings: Any) -> Site:
         games["robotmaze set-up"] = robots
         play = _started("robotmaze", player, guest_player, {}, "P30D")
         for seat, user in enumerate((player, guest_player)):
-            services.move_submit(
+            core.move_submit(
                 game_id=play.pk, user=user, number=seat, move={"warehouse": WAREHOUSES[seat]}
             )
         play.refresh_from_db()
@@ -250,22 +251,22 @@ def site(db: None, settings: Any) -> Site:
         )
         live = _started("mazerace", player, guest_player, {"mode": "live"}, "live", bots=("wall",))
         for user in (player, guest_player):
-            races.race_ready(game_id=live.pk, user=user)
+            race.race_ready(game_id=live.pk, user=user)
         Game.objects.filter(pk=live.pk).update(race_starts_at=timezone.now() - timedelta(seconds=5))
         _race_step(live, guest_player, 1)
         games["live race running"] = live
         done = _started("mazerace", player, guest_player, {"mode": "live"}, "live")
         for user in (player, guest_player):
-            races.race_ready(game_id=done.pk, user=user)
+            race.race_ready(game_id=done.pk, user=user)
         Game.objects.filter(pk=done.pk).update(race_starts_at=timezone.now())
-        services.game_resign(game_id=done.pk, user=player)
+        core.game_resign(game_id=done.pk, user=player)
         games["live race finished"] = _finished(done, guest_player)
         slow = _started("mazerace", player, guest_player, {"mode": "slow"}, "P3D")
         _race_step(slow, player, 0)
         games["slow race running"] = slow
         over = _started("mazerace", player, guest_player, {"mode": "slow"}, "P30D")
         _race_step(over, guest_player, 1)
-        services.game_resign(game_id=over.pk, user=player)
+        core.game_resign(game_id=over.pk, user=player)
         games["slow race finished"] = _finished(over, guest_player)
     for game in games.values():
         game.refresh_from_db()

@@ -12,8 +12,8 @@ from django.conf import settings
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from games import notifications
-from games.guests import guest_create
+from games.accounts.guests import guest_create
+from games.mail import preferences
 from games.models import Game
 from tests.conftest import play_to_the_end, seat_user
 
@@ -149,7 +149,7 @@ def test_every_get_view_answers_head(make_cornmaze) -> None:
         "kind": ["cornmaze"],
         "name": [player.get_username()],
         "key": [guest.profile.guest_key],  # type: ignore[attr-defined]
-        "token": [notifications.unsubscribe_token(user_id=player.pk, kind="reminder"), "bad"],
+        "token": [preferences.unsubscribe_token(user_id=player.pk, kind="reminder"), "bad"],
         "uidb64": ["MQ"],
     }
     clients = {"anonymous": Client(), "player": Client(), "guest": Client()}

@@ -1,4 +1,4 @@
-"""Limits on abuse (games/limits.py): guests, sign-ups, wrong passwords, verification and reset
+"""Limits on abuse (games/web/limits.py): guests, sign-ups, wrong passwords, verification and reset
 mails, joins, new games and moves, each counted per client, address, account or seat; the
 client's address as far as trusted proxies say; 429 with a sentence and Retry-After."""
 
@@ -18,10 +18,11 @@ from django.urls import reverse
 from django_ratelimit.core import _split_rate
 from hypothesis import strategies as st
 
-from games import limits, services
+from games.accounts.guests import guest_create
 from games.engines.mazerace import STEP_MS
-from games.guests import guest_create
 from games.models import Game, Profile
+from games.play import core
+from games.web import limits
 
 pytestmark = pytest.mark.django_db
 
@@ -407,12 +408,12 @@ def test_joins_per_player(make_user, rates) -> None:
     creator = make_user()
     joiner = make_user()
     games = [
-        services.game_create(
+        core.game_create(
             kind="cornmaze",
             creator=creator,
             options={"size": 8},
             clock_choice="P3D",
-            seats=[services.SeatPlan(), services.SeatPlan()],
+            seats=[core.SeatPlan(), core.SeatPlan()],
         )
         for _ in range(3)
     ]

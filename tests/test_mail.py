@@ -15,9 +15,10 @@ from django.db import transaction
 from django.test import Client
 from django.urls import reverse
 
-from games import notifications, services, sweeps
-from games.guests import guest_create
+from games.accounts.guests import guest_create
+from games.mail import digests, outbox, preferences, watching
 from games.models import EmailPreferences, Game, Outbox
+from games.play import core, sweeps
 from tests.worker_fixtures import (
     Queued,
     broker_unreachable,
@@ -36,7 +37,7 @@ pytestmark = pytest.mark.usefixtures("queued")
 def send_all() -> list[str | None]:
     """What the worker would do with every pending mail."""
     return [
-        notifications.outbox_send(outbox_id=pk)
+        outbox.outbox_send(outbox_id=pk)
         for pk in Outbox.objects.filter(status="pending").values_list("pk", flat=True)
     ]
 
@@ -70,7 +71,7 @@ def test_a_move_in_a_transaction_that_rolls_back_queues_no_task_and_no_mail(
     before = Outbox.objects.count()
     mover = to_move(game)
     with pytest.raises(RuntimeError), transaction.atomic():
-        services.move_submit(
+        core.move_submit(
             game_id=game.pk, user=player_at(game, mover), number=0, move=legal_move(game)
         )
         assert Outbox.objects.count() == before + 1  # the other player's "your turn" ...
@@ -78,9 +79,7 @@ def test_a_move_in_a_transaction_that_rolls_back_queues_no_task_and_no_mail(
     assert Outbox.objects.count() == before  # ... gone with the move
     assert queued.calls == []
     # The same move committed queues exactly one mail.
-    services.move_submit(
-        game_id=game.pk, user=player_at(game, mover), number=0, move=legal_move(game)
-    )
+    core.move_submit(game_id=game.pk, user=player_at(game, mover), number=0, move=legal_move(game))
     (row,) = Outbox.objects.filter(kind="your_turn", ply=1)
     assert queued.calls == [("games.tasks.mail_send", (row.pk,))]
 
@@ -91,8 +90,8 @@ def test_a_your_turn_mail_has_text_html_a_link_and_one_click_unsubscribe(setting
     with time_machine.travel(START, tick=False):
         game = make_game(make_player("ann"), make_player("bob"))
         (row,) = Outbox.objects.all()
-        assert notifications.outbox_send(outbox_id=row.pk) == "sent"
-        assert notifications.outbox_send(outbox_id=row.pk) is None  # a second task: nothing
+        assert outbox.outbox_send(outbox_id=row.pk) == "sent"
+        assert outbox.outbox_send(outbox_id=row.pk) is None  # a second task: nothing
     (message,) = mail.outbox
     player = player_at(game, to_move(game))
     assert message.to == [player.email]
@@ -110,7 +109,7 @@ def test_a_your_turn_mail_has_text_html_a_link_and_one_click_unsubscribe(setting
     assert row.sent_at == START and row.subject == message.subject
 
 
-WATCHING = timedelta(seconds=notifications.WATCHING_SECONDS)
+WATCHING = timedelta(seconds=watching.WATCHING_SECONDS)
 
 
 @pytest.mark.django_db
@@ -120,15 +119,15 @@ def test_a_your_turn_mail_held_while_the_player_has_the_game_open_goes_out_when_
     with time_machine.travel(START, tick=False):
         game = make_game(make_player(), make_player())
         (row,) = Outbox.objects.all()
-        notifications.watching_mark(game_id=game.pk, user_id=row.user_id)  # the page polls
-        assert notifications.outbox_send(outbox_id=row.pk) == "pending"
+        watching.watching_mark(game_id=game.pk, user_id=row.user_id)  # the page polls
+        assert outbox.outbox_send(outbox_id=row.pk) == "pending"
     row.refresh_from_db()
     assert (row.status, row.next_try_at, row.attempts) == ("pending", START + WATCHING, 0)
     assert row.note == "held while the player has the game open" and not mail.outbox
     queued.clear()
     with time_machine.travel(START + WATCHING - timedelta(seconds=1), tick=False):
         assert sweeps.mails_sweep() == 0
-        notifications.watching_mark(game_id=game.pk, user_id=row.user_id)  # still there
+        watching.watching_mark(game_id=game.pk, user_id=row.user_id)  # still there
     # The sweep tries again when the window is over: the player is still there, so it waits.
     with (
         time_machine.travel(START + WATCHING, tick=False),
@@ -137,7 +136,7 @@ def test_a_your_turn_mail_held_while_the_player_has_the_game_open_goes_out_when_
         assert sweeps.mails_sweep() == 1
     assert queued.mails == [row.pk]
     with time_machine.travel(START + WATCHING, tick=False):
-        assert notifications.outbox_send(outbox_id=row.pk) == "pending"
+        assert outbox.outbox_send(outbox_id=row.pk) == "pending"
     row.refresh_from_db()
     left = START + 2 * WATCHING - timedelta(seconds=1)  # a window after their last poll
     assert row.next_try_at == left
@@ -147,8 +146,8 @@ def test_a_your_turn_mail_held_while_the_player_has_the_game_open_goes_out_when_
         assert sweeps.mails_sweep() == 1
     assert queued.mails == [row.pk]
     with time_machine.travel(left, tick=False):
-        assert notifications.outbox_send(outbox_id=row.pk) == "sent"
-        assert notifications.outbox_send(outbox_id=row.pk) is None
+        assert outbox.outbox_send(outbox_id=row.pk) == "sent"
+        assert outbox.outbox_send(outbox_id=row.pk) is None
         assert sweeps.mails_sweep() == 0
     (message,) = mail.outbox
     assert message.to == [player_at(game, to_move(game)).email]
@@ -163,15 +162,15 @@ def test_a_held_your_turn_mail_is_not_sent_once_the_player_has_moved() -> None:
         game = make_game(make_player(), make_player())
         first = to_move(game)
         (held,) = Outbox.objects.all()
-        notifications.watching_mark(game_id=game.pk, user_id=held.user_id)
-        assert notifications.outbox_send(outbox_id=held.pk) == "pending"
+        watching.watching_mark(game_id=game.pk, user_id=held.user_id)
+        assert outbox.outbox_send(outbox_id=held.pk) == "pending"
         # The player moves while the mail waits; the other moves too: it is their turn again.
         play_one(game)
         play_one(game)
     assert to_move(game) == first
     with time_machine.travel(START + WATCHING, tick=False):
         # The held mail was for the turn they played: not sent. The new turn has its own.
-        assert notifications.outbox_send(outbox_id=held.pk) == "skipped"
+        assert outbox.outbox_send(outbox_id=held.pk) == "skipped"
         held.refresh_from_db()
         assert held.note == "the seat has moved since"
         send_all()
@@ -187,7 +186,7 @@ def test_a_your_turn_mail_for_a_turn_already_played_is_not_sent() -> None:
     game = make_game(make_player(), make_player())
     (row,) = Outbox.objects.all()
     play_one(game)
-    assert notifications.outbox_send(outbox_id=row.pk) == "skipped"
+    assert outbox.outbox_send(outbox_id=row.pk) == "skipped"
     row.refresh_from_db()
     assert row.note == "the seat has moved since"
     assert [m.to for m in mail.outbox] == []
@@ -214,7 +213,7 @@ def test_game_over_goes_to_both_players_with_the_result() -> None:
 @pytest.mark.django_db
 def test_an_aborted_game_says_so() -> None:
     game = make_game(make_player(), make_player())
-    services.game_resign(game_id=game.pk, user=player_at(game, 0))
+    core.game_resign(game_id=game.pk, user=player_at(game, 0))
     Outbox.objects.filter(kind="your_turn").update(status="sent")
     assert send_all() == ["sent", "sent"]
     game.refresh_from_db()
@@ -235,13 +234,13 @@ def test_an_aborted_game_says_so() -> None:
 @pytest.mark.django_db
 def test_switched_off_mails_are_not_made_nor_sent() -> None:
     player, other = make_player(), make_player()
-    notifications.preferences_update(user=player, turn_mails="off", reminder=False, game_over=False)
-    notifications.preferences_update(user=other, turn_mails="off", reminder=True, game_over=True)
+    preferences.preferences_update(user=player, turn_mails="off", reminder=False, game_over=False)
+    preferences.preferences_update(user=other, turn_mails="off", reminder=True, game_over=True)
     game = make_game(player, other)
-    services.game_resign(game_id=game.pk, user=player)
+    core.game_resign(game_id=game.pk, user=player)
     assert list(Outbox.objects.values_list("user_id", "kind")) == [(other.pk, "game_over")]
     # Switched off after the row was made: skipped when its turn comes.
-    notifications.preferences_update(user=other, turn_mails="off", reminder=True, game_over=False)
+    preferences.preferences_update(user=other, turn_mails="off", reminder=True, game_over=False)
     assert send_all() == ["skipped"]
 
 
@@ -250,9 +249,7 @@ def test_the_daily_digest_replaces_your_turn_mails_and_goes_out_once_a_day(
     django_capture_on_commit_callbacks, queued: Queued
 ) -> None:
     player = make_player("dora")
-    notifications.preferences_update(
-        user=player, turn_mails="digest", reminder=True, game_over=True
-    )
+    preferences.preferences_update(user=player, turn_mails="digest", reminder=True, game_over=True)
     with time_machine.travel(START, tick=False):
         games = [make_game(player, make_player()) for _ in range(3)]
         for game in games:
@@ -263,12 +260,12 @@ def test_the_daily_digest_replaces_your_turn_mails_and_goes_out_once_a_day(
         time_machine.travel(START + timedelta(hours=2), tick=False),
         django_capture_on_commit_callbacks(execute=True),
     ):
-        assert notifications.digest_queue_all() == 1
-        assert notifications.digest_queue_all() == 0  # the same day again
+        assert digests.digest_queue_all() == 1
+        assert digests.digest_queue_all() == 0  # the same day again
     (row,) = Outbox.objects.filter(user=player)
     assert queued.mails[-1] == row.pk
     with time_machine.travel(START + timedelta(hours=2), tick=False):
-        assert notifications.outbox_send(outbox_id=row.pk) == "sent"
+        assert outbox.outbox_send(outbox_id=row.pk) == "sent"
     (message,) = [m for m in mail.outbox if m.to == [player.email]]
     assert message.subject == "Your move in 3 games"
     for game in games:
@@ -276,7 +273,7 @@ def test_the_daily_digest_replaces_your_turn_mails_and_goes_out_once_a_day(
     assert "2 days, 22:00:00 left" in message.body
     assert message.extra_headers["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
     with time_machine.travel(START + timedelta(days=1, hours=2), tick=False):
-        assert notifications.digest_queue_all() == 1  # the next day
+        assert digests.digest_queue_all() == 1  # the next day
 
 
 @pytest.mark.django_db
@@ -293,9 +290,9 @@ def test_a_failing_mail_server_is_tried_again_after_a_backoff_then_marked_failed
     monkeypatch.setattr(EmailBackend, "send_messages", refuse)
     now = START
     waits = []
-    for attempt in range(1, notifications.MAX_ATTEMPTS):
+    for attempt in range(1, outbox.MAX_ATTEMPTS):
         with time_machine.travel(now, tick=False):
-            assert notifications.outbox_send(outbox_id=row.pk) == "pending"
+            assert outbox.outbox_send(outbox_id=row.pk) == "pending"
         row.refresh_from_db()
         assert (row.status, row.attempts) == ("pending", attempt)
         assert "the server went away" in row.note
@@ -308,9 +305,9 @@ def test_a_failing_mail_server_is_tried_again_after_a_backoff_then_marked_failed
             assert sweeps.mails_sweep() == 1
     assert waits == [timedelta(seconds=s) for s in (30, 60, 120, 240, 480)]
     with time_machine.travel(now, tick=False):
-        assert notifications.outbox_send(outbox_id=row.pk) == "failed"
+        assert outbox.outbox_send(outbox_id=row.pk) == "failed"
     row.refresh_from_db()
-    assert (row.status, row.attempts) == ("failed", notifications.MAX_ATTEMPTS)
+    assert (row.status, row.attempts) == ("failed", outbox.MAX_ATTEMPTS)
     with time_machine.travel(now + timedelta(days=1), tick=False):
         assert sweeps.mails_sweep() == 0  # failed: only the admin sends it again
 
@@ -333,7 +330,7 @@ def test_the_admin_sends_a_stuck_mail_again(
     row.refresh_from_db()
     assert (row.status, row.attempts, row.note) == ("pending", 0, "")
     assert queued.mails == [row.pk]
-    assert notifications.outbox_send(outbox_id=row.pk) == "sent"
+    assert outbox.outbox_send(outbox_id=row.pk) == "sent"
 
 
 @pytest.mark.django_db(transaction=True)
@@ -355,7 +352,7 @@ def test_with_the_broker_down_a_move_answers_and_its_mail_waits_for_the_sweep(
         assert response.status_code == 302
         # The hooks of a transaction after its mails' hook still run.
         with transaction.atomic():
-            services.game_resign(game_id=other.pk, user=player_at(other, 0))
+            core.game_resign(game_id=other.pk, user=player_at(other, 0))
             transaction.on_commit(lambda: hooks_run.append("after the mails"))
         assert hooks_run == ["after the mails"]
     game.refresh_from_db()
@@ -372,8 +369,8 @@ def test_with_the_broker_down_a_move_answers_and_its_mail_waits_for_the_sweep(
     with time_machine.travel(row.next_try_at, tick=False):
         assert sweeps.mails_sweep() == 1
     assert queued.mails == [row.pk]
-    assert notifications.outbox_send(outbox_id=row.pk) == "sent"
-    assert notifications.outbox_send(outbox_id=row.pk) is None
+    assert outbox.outbox_send(outbox_id=row.pk) == "sent"
+    assert outbox.outbox_send(outbox_id=row.pk) is None
     assert [m.to for m in mail.outbox] == [[player_at(game, 1 - mover).email]]
     queued.clear()
     with time_machine.travel(max(r.next_try_at for r in over), tick=False):
@@ -387,12 +384,12 @@ def test_with_the_broker_down_a_move_answers_and_its_mail_waits_for_the_sweep(
 @pytest.mark.django_db
 def test_unsubscribing_with_one_click_needs_no_sign_in_and_no_csrf_token() -> None:
     player = make_player()
-    token = notifications.unsubscribe_token(user_id=player.pk, kind="your_turn")
+    token = preferences.unsubscribe_token(user_id=player.pk, kind="your_turn")
     client = Client(enforce_csrf_checks=True)
     url = reverse("unsubscribe", args=[token])
     page = client.get(url)
     assert page.status_code == 200 and "Stop “your turn” mails" in page.content.decode()
-    assert notifications.preferences_for(player).turn_mails == "immediate"  # GET changes nothing
+    assert preferences.preferences_for(player).turn_mails == "immediate"  # GET changes nothing
     response = client.post(
         url, "List-Unsubscribe=One-Click", content_type="application/x-www-form-urlencoded"
     )
@@ -400,7 +397,7 @@ def test_unsubscribing_with_one_click_needs_no_sign_in_and_no_csrf_token() -> No
     assert EmailPreferences.objects.get(user=player).turn_mails == "off"
     # The other kinds each switch off their own mail.
     for kind, field, off in (("reminder", "reminder", False), ("game_over", "game_over", False)):
-        token = notifications.unsubscribe_token(user_id=player.pk, kind=kind)
+        token = preferences.unsubscribe_token(user_id=player.pk, kind=kind)
         assert client.post(reverse("unsubscribe", args=[token])).status_code == 200
         assert getattr(EmailPreferences.objects.get(user=player), field) is off
 
@@ -408,7 +405,7 @@ def test_unsubscribing_with_one_click_needs_no_sign_in_and_no_csrf_token() -> No
 @pytest.mark.django_db
 def test_a_forged_unsubscribe_link_is_refused() -> None:
     player = make_player()
-    token = notifications.unsubscribe_token(user_id=player.pk, kind="your_turn")
+    token = preferences.unsubscribe_token(user_id=player.pk, kind="your_turn")
     response = Client().post(reverse("unsubscribe", args=[token[:-2] + "xx"]))
     assert response.status_code == 400 and "not valid" in response.content.decode()
     assert not EmailPreferences.objects.exists()

@@ -20,11 +20,13 @@ from django.core import mail
 from django.core.management import call_command
 from django.test import Client
 
-from games import notifications, races, services, sweeps
+from games.archive.records import record_build, record_verify
 from games.engines import mazegen
 from games.engines import mazerace as rules
+from games.mail import outbox
 from games.models import Game, Move, Outbox, Reminder
-from games.records import record_build, record_verify
+from games.play import core, sweeps
+from games.play.paces import race
 from tests.worker_fixtures import Queued, make_player
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
@@ -57,9 +59,9 @@ def make_race(
 ) -> Game:
     """A race with `people` persons (the first creates it) and then the bots, all seated."""
     users = [make_player() for _ in range(people)]
-    plans = [services.SeatPlan() for _ in users] + [services.SeatPlan(bot=b) for b in bots]
-    with services.bot_tasks_paused():
-        game = services.game_create(
+    plans = [core.SeatPlan() for _ in users] + [core.SeatPlan(bot=b) for b in bots]
+    with core.bot_tasks_paused():
+        game = core.game_create(
             kind="mazerace",
             creator=users[0],
             options={"mode": "live" if clock == "live" else "slow"},
@@ -71,7 +73,7 @@ def make_race(
                 seed=seed, seed_sha256=hashlib.sha256(seed).hexdigest()
             )
         for user in users[1:]:
-            services.game_join(game_id=game.pk, user=user)
+            core.game_join(game_id=game.pk, user=user)
     game.refresh_from_db()
     return game
 
@@ -84,14 +86,14 @@ def user_of(game: Game, seat: int) -> Any:
 
 def ready_all(game: Game) -> None:
     for seat in game.seats.filter(bot=""):
-        races.race_ready(game_id=game.pk, user=seat.user)
+        race.race_ready(game_id=game.pk, user=seat.user)
     game.refresh_from_db()
 
 
 def step(game: Game, seat: int, direction: str) -> Move:
     """The runner's next step, carrying its step number as the page's form does."""
     number = state_of(game)["runners"][seat]["steps"]
-    return services.move_submit(
+    return core.move_submit(
         game_id=game.pk, user=user_of(game, seat), number=number, move={"dir": direction}
     )
 
@@ -189,9 +191,9 @@ def test_ready_then_a_three_second_countdown_then_the_start() -> None:
     with time_machine.travel(T0, tick=False) as clock:
         game = make_race(2)
         assert game.status == "active" and game.race_starts_at is None
-        assert game.race_deadline == T0 + races.READY_WITHIN
+        assert game.race_deadline == T0 + race.READY_WITHIN
         alice, bob = user_of(game, 0), user_of(game, 1)
-        with pytest.raises(services.MoveRefused, match="every runner has pressed Ready"):
+        with pytest.raises(core.MoveRefused, match="every runner has pressed Ready"):
             step(game, 0, "E")
         page = client_for(alice).get(f"/games/{game.pk}/").content.decode()
         assert 'id="ready"' in page and "Waiting for every runner" in page
@@ -204,7 +206,7 @@ def test_ready_then_a_three_second_countdown_then_the_start() -> None:
         assert 'id="ready"' not in response.content.decode()
 
         clock.shift(timedelta(seconds=2))
-        races.race_ready(game_id=game.pk, user=bob)
+        race.race_ready(game_id=game.pk, user=bob)
         game.refresh_from_db()
         start = T0 + timedelta(seconds=10)
         assert game.race_starts_at == start
@@ -216,7 +218,7 @@ def test_ready_then_a_three_second_countdown_then_the_start() -> None:
             assert 'data-countdown-ms="3000"' in page and "race starts in <span" in page
             assert "every 500ms" in page
         clock.move_to(start - 1 * MS)
-        with pytest.raises(services.MoveRefused, match=r"Wait for the start: .* 0\.0 s"):
+        with pytest.raises(core.MoveRefused, match=r"Wait for the start: .* 0\.0 s"):
             step(game, 0, an_open_way(game, 0))
         clock.move_to(start)
         first = step(game, 0, an_open_way(game, 0))
@@ -232,7 +234,7 @@ def test_bots_are_ready_at_once_and_the_tick_is_queued_for_the_start(
         assert game.seats.get(index=1).ready_at == T0
         assert game.race_starts_at is None
         with django_capture_on_commit_callbacks(execute=True):
-            races.race_ready(game_id=game.pk, user=user_of(game, 0))
+            race.race_ready(game_id=game.pk, user=user_of(game, 0))
         ((args, countdown),) = ticks(queued)
     assert args[0] == game.pk and countdown == 3.0
 
@@ -261,7 +263,7 @@ def test_a_step_asked_for_early_waits_and_a_third_is_refused(started: Game) -> N
     back = {"N": "S", "S": "N", "E": "W", "W": "E"}[there]
     with at(game, 1100):
         assert landed(step(game, 0, back)) == 1250  # waits for the last one to land
-    with at(game, 1200), pytest.raises(services.MoveRefused, match="already waiting"):
+    with at(game, 1200), pytest.raises(core.MoveRefused, match="already waiting"):
         step(game, 0, there)
     with at(game, 1250):
         assert landed(step(game, 0, there)) == 1500
@@ -330,15 +332,15 @@ def test_the_30_second_deadline_after_the_first_exit_closes_the_race_exactly(
 
     def close() -> None:
         if closer == "task":
-            races.race_tick(game_id=game.pk, token="")
+            race.race_tick(game_id=game.pk, token="")
         else:
-            sweeps.races_sweep()
+            sweeps.paces_sweep()
 
     # A step that would land after the deadline is refused.
     with at(game, deadline - 100):
         there = an_open_way(game, 1, avoid_exit=False)
         assert landed(step(game, 1, there)) == deadline - 100
-    with at(game, deadline - 50), pytest.raises(services.MoveRefused, match="after the deadline"):
+    with at(game, deadline - 50), pytest.raises(core.MoveRefused, match="after the deadline"):
         step(game, 1, an_open_way(game, 1, avoid_exit=False))
     with at(game, deadline - 1):
         close()
@@ -370,10 +372,10 @@ def test_a_race_with_nobody_out_ends_after_ten_minutes_by_cells_covered(started:
         step(game, 0, an_open_way(game, 0))
     limit = rules.RACE_LIMIT_MS
     with at(game, limit - 1):
-        sweeps.races_sweep()
+        sweeps.paces_sweep()
         assert Game.objects.get(pk=game.pk).status == "active"
     with at(game, limit):
-        sweeps.races_sweep()
+        sweeps.paces_sweep()
     game.refresh_from_db()
     assert (game.status, game.result_reason) == ("finished", "deadline")
     assert game.finished_at == game.race_starts_at + limit * MS
@@ -419,16 +421,16 @@ def test_a_bot_steps_every_250_ms_from_the_start_and_the_tick_closes_the_race() 
         game = make_race(1, bots=("flood",))
         ready_all(game)
     with at(game, -1):
-        assert races.race_advance(game_id=game.pk) == races.TICK_MIN_SECONDS
+        assert race.race_advance(game_id=game.pk) == race.TICK_MIN_SECONDS
     with at(game, 2010):
-        delay = races.race_advance(game_id=game.pk)
+        delay = race.race_advance(game_id=game.pk)
     steps = list(Move.objects.filter(game=game, seat=1).order_by("ply"))
     assert [landed(m) for m in steps] == [i * 250 for i in range(9)]
     assert [m.move["now_ms"] for m in steps] == [i * 250 for i in range(9)]
     assert delay == pytest.approx(0.24)
     # A late tick catches up: the bot's steps land at its own pace, not the worker's.
     with at(game, 120_000):
-        assert races.race_advance(game_id=game.pk) is None
+        assert race.race_advance(game_id=game.pk) is None
     game.refresh_from_db()
     bot = game.state["runners"][1]
     assert bot["out"] == "exit"
@@ -443,33 +445,33 @@ def test_the_tick_chain_requeues_itself_and_a_second_chain_stops(queued: Queued)
     with time_machine.travel(T0, tick=False):
         game = make_race(1, bots=("wall",))
         ready_all(game)
-        races.tick_chain_start(game.pk, delay=3.0)
+        race.tick_chain_start(game.pk, delay=3.0)
         (args, countdown) = ticks(queued)[-1]
     assert countdown == 3.0
     with at(game, 100):
-        races.race_tick(game_id=game.pk, token=args[1])
+        race.race_tick(game_id=game.pk, token=args[1])
         (args2, countdown2) = ticks(queued)[-1]
         assert args2 == args and 0.05 <= countdown2 <= 0.5
         sent = len(ticks(queued))
-        races.race_tick(game_id=game.pk, token="another chain")
+        race.race_tick(game_id=game.pk, token="another chain")
         assert len(ticks(queued)) == sent  # the other chain stops
     # A lost chain: the sweep starts a new one.
     from django.core.cache import cache
 
-    cache.delete(races._tick_key(game.pk))
+    cache.delete(race._tick_key(game.pk))
     with at(game, 20_000):
-        assert sweeps.races_sweep() == 1
+        assert sweeps.paces_sweep() == 1
         assert ticks(queued)[-1][0][1] != args[1]
 
 
 def test_a_race_whose_runners_do_not_all_press_ready_is_aborted() -> None:
     with time_machine.travel(T0, tick=False):
         game = make_race(2)
-        races.race_ready(game_id=game.pk, user=user_of(game, 0))
-    with time_machine.travel(T0 + races.READY_WITHIN - MS, tick=False):
-        assert sweeps.races_sweep() == 0
-    with time_machine.travel(T0 + races.READY_WITHIN, tick=False):
-        assert sweeps.races_sweep() == 1
+        race.race_ready(game_id=game.pk, user=user_of(game, 0))
+    with time_machine.travel(T0 + race.READY_WITHIN - MS, tick=False):
+        assert sweeps.paces_sweep() == 0
+    with time_machine.travel(T0 + race.READY_WITHIN, tick=False):
+        assert sweeps.paces_sweep() == 1
     game.refresh_from_db()
     assert game.status == "aborted" and game.race_deadline is None
     assert "not every runner pressed Ready" in Client().get(f"/games/{game.pk}/").content.decode()
@@ -515,7 +517,7 @@ def test_a_slow_race_fewest_steps_wins_and_every_seat_has_its_own_deadline() -> 
         assert Reminder.objects.filter(seat__game=game).count() == 1
         assert Move.objects.filter(game=game).first().outcome["landed_ms"] is None
     with time_machine.travel(deadline, tick=False):
-        with pytest.raises(services.MoveRefused, match="Your time to get out has run out"):
+        with pytest.raises(core.MoveRefused, match="Your time to get out has run out"):
             step(game, 2, an_open_way(game, 2))
         sweeps.deadlines_sweep()
     game.refresh_from_db()
@@ -528,7 +530,7 @@ def test_a_slow_race_mails_say_the_race_has_started_and_remind_of_the_way_out() 
     with time_machine.travel(T0, tick=False):
         game = make_race(3, clock="P3D")
         for row in Outbox.objects.filter(game=game):
-            assert notifications.outbox_send(outbox_id=row.pk) == "sent"
+            assert outbox.outbox_send(outbox_id=row.pk) == "sent"
         lobby = client_for(user_of(game, 0)).get("/").content.decode()
     assert "in the maze · 3 days, 0:00:00 left" in lobby and "your move" not in lobby
     assert len(mail.outbox) == 3
@@ -542,7 +544,7 @@ def test_a_slow_race_mails_say_the_race_has_started_and_remind_of_the_way_out() 
     with time_machine.travel(T0 + timedelta(days=3) * 4 / 5, tick=False):
         assert sweeps.reminders_sweep() == 3
         for row in Outbox.objects.filter(game=game, kind="reminder"):
-            assert notifications.outbox_send(outbox_id=row.pk) == "sent"
+            assert outbox.outbox_send(outbox_id=row.pk) == "sent"
     assert len(mail.outbox) == 3
     for message in mail.outbox:
         assert message.subject == (
@@ -560,7 +562,7 @@ def test_a_slow_race_with_bots_plays_them_one_step_at_a_time() -> None:
         game.refresh_from_db()
         if game.state["runners"][1]["out"]:
             break
-        services.bot_turn_play(game_id=game.pk, ply=game.ply)
+        core.bot_turn_play(game_id=game.pk, ply=game.ply)
     assert game.state["runners"][1]["out"] == "exit"
     assert game.status == "active"  # the person still has its 30 days
     # The bot's steps are the number to beat; it has no place until the person is out too.
@@ -588,7 +590,7 @@ def test_the_hint_only_in_a_race_with_a_bot(started: Game) -> None:
         response = client.post(f"/games/{game.pk}/hint", **HTMX)
     page = response.content.decode()
     assert response.status_code == 200
-    expected = races.race_hint(game=game, seat_index=0)
+    expected = race.race_hint(game=game, seat_index=0)
     assert f"would go <strong>{rules.WORDS[expected['dir']]}</strong>" in page
     assert 'id="hint-route"' in page
     # The hint goes with the runner's next step.
@@ -615,7 +617,7 @@ def test_a_finished_live_race_records_and_verifies_from_its_seed() -> None:
         assert {m["seat"] for m in during["moves"]} == {0}
         assert during["moves"][0]["move"] == {"dir": during["moves"][0]["move"]["dir"]}
     with at(game, 200_000):
-        races.race_advance(game_id=game.pk)
+        race.race_advance(game_id=game.pk)
     game.refresh_from_db()
     assert game.status == "finished"
     record = json.loads(Client().get(f"/games/{game.pk}/record.json").content)
@@ -642,7 +644,7 @@ def test_manage_verify_rebuilds_a_race_from_its_seed(tmp_path) -> None:
         game = make_race(1, bots=("flood",))
         ready_all(game)
     with at(game, 100_000):
-        races.race_advance(game_id=game.pk)
+        race.race_advance(game_id=game.pk)
     game.refresh_from_db()
     path = tmp_path / "race.json"
     path.write_text(json.dumps(record_build(game, viewer_seat=None)))
@@ -750,10 +752,10 @@ def random_race(n: int) -> tuple[Game, list[Client], Client, Client, dict[str, A
         ways = [d for d in view["open"] if here + mazegen.STEP[d] != mazegen.EXIT]
         ms += rng.choice([0, 50, 250, 400])
         # A step refused because one is already waiting is part of the game too.
-        with at(game, ms), contextlib.suppress(services.MoveRefused):
+        with at(game, ms), contextlib.suppress(core.MoveRefused):
             step(game, seat, rng.choice(ways))
     with at(game, ms):
-        races.race_advance(game_id=game.pk)
+        race.race_advance(game_id=game.pk)
     state = state_of(game)
     assert state["result"] is None
     return game, clients, client_for(make_player()), Client(), state
@@ -820,17 +822,17 @@ def test_what_a_viewer_is_sent_does_not_depend_on_where_the_others_are(n: int) -
     games = []
     for walk in ("on", "to and fro"):
         with time_machine.travel(T0, tick=False):
-            game = services.game_create(
+            game = core.game_create(
                 kind="mazerace",
                 creator=alice,
                 options={"mode": "live"},
                 clock_choice="live",
-                seats=[services.SeatPlan(), services.SeatPlan()],
+                seats=[core.SeatPlan(), core.SeatPlan()],
             )
             Game.objects.filter(pk=game.pk).update(
                 seed=seed, seed_sha256=hashlib.sha256(seed).hexdigest()
             )
-            services.game_join(game_id=game.pk, user=bob)
+            core.game_join(game_id=game.pk, user=bob)
             game.refresh_from_db()
             ready_all(game)
         first = an_open_way(game, 1)

@@ -17,9 +17,9 @@ import structlog
 from django.db import connections, transaction
 from django.test import Client, RequestFactory
 
-from games import services
 from games.clock import now
 from games.models import Game, Move, Outbox, Seat
+from games.play import core as services
 from mazesite import beat, dbrouter, logs
 from tests.conftest import a_legal_move, seat_user, to_move
 

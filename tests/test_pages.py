@@ -10,9 +10,10 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from games import services
 from games.models import Game
-from games.ui.tags import clock_words, time_html, time_text
+from games.play import core
+from games.ui.tags import time_html, time_text
+from games.ui.wording import clock_words
 from tests.conftest import a_legal_move, seat_user, to_move
 
 pytestmark = pytest.mark.django_db
@@ -40,7 +41,7 @@ def test_the_game_page_replay_and_archive_write_times_alike(make_cornmaze, clien
     page = client.get(reverse("game", args=[game.pk])).content.decode()
     pattern = r'<time datetime="[^"]+" title="(\w{3} \d+ \w{3} \d{4}, \d\d:\d\d UTC)">\1</time>'
     assert re.search(pattern, page)
-    services.game_resign(game_id=game.pk, user=seat_user(game, 0))
+    core.game_resign(game_id=game.pk, user=seat_user(game, 0))
     for url in (reverse("game_replay", args=[game.pk]), reverse("archive")):
         assert re.search(pattern, client.get(url).content.decode()), url
 
@@ -56,7 +57,7 @@ def test_the_clock_in_words():
 def test_a_two_player_game_names_who_resigned_or_ran_out_of_time(make_cornmaze, client, reason):
     game = make_cornmaze()
     # One move first: a game timed out before any move is aborted, with no result.
-    services.move_submit(
+    core.move_submit(
         game_id=game.pk,
         user=seat_user(game, to_move(game)),
         number=0,
@@ -64,10 +65,10 @@ def test_a_two_player_game_names_who_resigned_or_ran_out_of_time(make_cornmaze, 
     )
     loser = seat_user(game, to_move(game))
     if reason == "resign":
-        services.game_resign(game_id=game.pk, user=loser)
+        core.game_resign(game_id=game.pk, user=loser)
     else:
         game.seats.filter(user=loser).update(deadline="2000-01-01T00:00Z")
-        services.seat_timeout(game_id=game.pk, seat_index=to_move(game))
+        core.seat_timeout(game_id=game.pk, seat_index=to_move(game))
     page = client.get(reverse("game", args=[game.pk])).content.decode()
     said = "resigned" if reason == "resign" else "ran out of time"
     assert f"({loser.get_username()} {said})" in page

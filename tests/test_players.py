@@ -14,9 +14,10 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.management import call_command
 from django.utils import timezone
 
-from games import archive, services
-from games.guests import guest_create
+from games.accounts.guests import guest_create
+from games.archive import reads
 from games.models import Game, PlayerResult, Seat
+from games.play import core
 from tests.conftest import a_legal_move, seat_user, to_move
 from tests.test_archive import ATOM, HTMX, T0, bulk_finished, ids, newest_first, play_out
 
@@ -28,8 +29,8 @@ def ann(make_user):
     return make_user("ann")
 
 
-def summary(user: AbstractBaseUser) -> archive.Summary:
-    player = archive.player_named(user.get_username())
+def summary(user: AbstractBaseUser) -> reads.Summary:
+    player = reads.player_named(user.get_username())
     assert player is not None
     return player.summary
 
@@ -48,11 +49,11 @@ def test_results_per_game_and_the_streak(client, ann, make_user):
 
     anns = summary(ann)
     results = {r.kind: r for r in anns.results}
-    assert results["cornmaze"] == archive.Results("cornmaze", "Corn maze", 7, 6, 1, 1)
-    assert results["robotmaze"] == archive.Results("robotmaze", "Robot Maze Race", 1, 0, 1, 0)
-    assert anns.streak == archive.Streak(won=True, length=3)
+    assert results["cornmaze"] == reads.Results("cornmaze", "Corn maze", 7, 6, 1, 1)
+    assert results["robotmaze"] == reads.Results("robotmaze", "Robot Maze Race", 1, 0, 1, 0)
+    assert anns.streak == reads.Streak(won=True, length=3)
     assert str(anns.streak) == "3 wins"
-    assert summary(bob).streak == archive.Streak(won=False, length=3)
+    assert summary(bob).streak == reads.Streak(won=False, length=3)
 
     page = client.get("/players/ann/").content.decode()
     assert "{#" not in page and "{%" not in page and "{{" not in page
@@ -63,18 +64,18 @@ def test_results_per_game_and_the_streak(client, ann, make_user):
 
 def test_a_streak_runs_over_every_finished_game_and_changes_with_the_next(ann, make_user):
     bob = make_user("bob")
-    assert summary(ann) == archive.Summary(results=[], streak=None)
+    assert summary(ann) == reads.Summary(results=[], streak=None)
     bulk_finished(1, [ann, bob], winner=1, at=T0 - timedelta(days=1))
-    assert summary(ann).streak == archive.Streak(won=False, length=1)
+    assert summary(ann).streak == reads.Streak(won=False, length=1)
     assert str(summary(ann).streak) == "1 loss"
     # Equal finish times: the id settles which game came last.
     bulk_finished(4, [ann, bob], winner=1, at=T0, step=timedelta(0))
-    assert summary(ann).streak == archive.Streak(won=False, length=5)
+    assert summary(ann).streak == reads.Streak(won=False, length=5)
     bulk_finished(1, [ann, bob], winner=0, at=T0)
-    assert summary(ann).streak == archive.Streak(won=True, length=1)
+    assert summary(ann).streak == reads.Streak(won=True, length=1)
     # Aborted games have no result and break no streak.
     bulk_finished(2, [ann, bob], status="aborted", winner=None, at=T0 + timedelta(1))
-    assert summary(ann).streak == archive.Streak(won=True, length=1)
+    assert summary(ann).streak == reads.Streak(won=True, length=1)
 
 
 def test_in_a_game_of_more_than_two_only_the_moves_say_who_ran_out_of_time(ann, make_user):
@@ -94,11 +95,11 @@ def test_in_a_game_of_more_than_two_only_the_moves_say_who_ran_out_of_time(ann, 
 def test_a_real_time_out_counts(make_cornmaze):
     game = make_cornmaze(seats=2, size=6)
     mover = to_move(game)
-    services.move_submit(
+    core.move_submit(
         game_id=game.pk, user=seat_user(game, mover), number=0, move={"shifts": a_legal_move(game)}
     )
     with time_machine.travel(timezone.now() + timedelta(days=4)):
-        services.seat_timeout(game_id=game.pk, seat_index=1 - mover)
+        core.seat_timeout(game_id=game.pk, seat_index=1 - mover)
     game.refresh_from_db()
     assert game.status == Game.Status.FINISHED
     late = seat_user(game, 1 - mover)
@@ -117,19 +118,19 @@ def test_the_results_kept_as_games_end_are_the_results_counted_again(make_cornma
     pair, trio = make_cornmaze(seats=2, size=6), make_cornmaze(seats=3, size=6)
     for game in [pair, trio]:
         mover = to_move(game)
-        services.move_submit(
+        core.move_submit(
             game_id=game.pk,
             user=seat_user(game, mover),
             number=0,
             move={"shifts": a_legal_move(game)},
         )
         with time_machine.travel(timezone.now() + timedelta(days=4)):
-            services.seat_timeout(game_id=game.pk, seat_index=to_move(game))
+            core.seat_timeout(game_id=game.pk, seat_index=to_move(game))
     play_out(trio)
     # A game with no move yet is aborted when its first seat runs out: no result.
     aborted = make_cornmaze()
     with time_machine.travel(timezone.now() + timedelta(days=4)):
-        services.seat_timeout(game_id=aborted.pk, seat_index=to_move(aborted))
+        core.seat_timeout(game_id=aborted.pk, seat_index=to_move(aborted))
     for game in [pair, trio]:
         game.refresh_from_db()
         assert game.status == Game.Status.FINISHED
@@ -211,7 +212,7 @@ def test_the_player_page_runs_a_fixed_number_of_queries(
     assert Game.objects.count() == 1000
     with django_assert_num_queries(2):
         big = client.get(url)
-    assert len(ids(big)) == archive.PAGE_SIZE
+    assert len(ids(big)) == reads.PAGE_SIZE
     older = re.search(r'href="([^"]+)"[^>]*rel="next"', big.content.decode())
     assert older is not None
     # A later page: the player, the games with their seats.

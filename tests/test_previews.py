@@ -15,9 +15,9 @@ from django.urls import reverse
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from games import services
 from games.engines import cornmaze, robotmaze
 from games.models import Game
+from games.play import core
 from games.ui.cornmaze import preview
 from games.ui.robotmaze import program_plan
 from tests.conftest import seat_user, to_move
@@ -122,7 +122,7 @@ def test_the_corn_maze_preview_without_javascript_and_for_this_turn_only(make_co
 
     # Once the turn is played, the old choice is gone; the other player's turn shows none.
     game.refresh_from_db()
-    services.move_submit(
+    core.move_submit(
         game_id=game.pk,
         user=seat_user(game, seat),
         number=game.ply,
@@ -157,14 +157,14 @@ def test_a_corn_maze_preview_is_the_real_walk_up_to_the_first_new_arrow(seed, si
 
 @pytest.fixture
 def game(make_user) -> Game:
-    game = services.game_create(
+    game = core.game_create(
         kind="robotmaze",
         creator=make_user(),
         options={},
         clock_choice="P3D",
-        seats=[services.SeatPlan(), services.SeatPlan()],
+        seats=[core.SeatPlan(), core.SeatPlan()],
     )
-    services.game_join(game_id=game.pk, user=make_user())
+    core.game_join(game_id=game.pk, user=make_user())
     game.refresh_from_db()
     return game
 

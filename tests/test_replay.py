@@ -13,9 +13,10 @@ import time_machine
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from games import replays, selectors, services
+from games.archive import replays, selectors
 from games.engines import cornmaze
 from games.models import Game, Move
+from games.play import core
 from tests.conftest import seat_user, to_move
 from tests.test_archive import bulk_finished, play_out
 
@@ -67,16 +68,16 @@ def test_a_resignation_and_a_timeout_replay_too(make_cornmaze):
         for m in cornmaze.legal_moves(game.state)
         if cornmaze.result(cornmaze.apply(game.state, mover, {"shifts": m})[0]) is None
     )
-    services.move_submit(
+    core.move_submit(
         game_id=game.pk, user=seat_user(game, mover), number=0, move={"shifts": shifts}
     )
     states.append(Game.objects.get(pk=game.pk).state)
     with time_machine.travel(timedelta(days=4)):
         late = to_move(game)
-        services.seat_timeout(game_id=game.pk, seat_index=late)
+        core.seat_timeout(game_id=game.pk, seat_index=late)
     states.append(Game.objects.get(pk=game.pk).state)
     resigner = next(i for i in range(3) if i != late)
-    services.game_resign(game_id=game.pk, user=seat_user(game, resigner))
+    core.game_resign(game_id=game.pk, user=seat_user(game, resigner))
     game = loaded(game)
     assert game.status == Game.Status.FINISHED
     states.append(game.state)

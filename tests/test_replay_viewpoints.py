@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from games import services
 from games.models import Game
+from games.play import core
 from tests.test_robotmaze_site import WAREHOUSES, crate_cells, play, set_up
 
 pytestmark = pytest.mark.django_db
@@ -20,14 +20,14 @@ def drawn_crates(body: str, grid: str) -> set[str]:
 
 def test_robot_maze_replays_from_either_side_or_with_both_warehouses(client, make_user):
     alice, bob = make_user("alice"), make_user("bob")
-    game = services.game_create(
+    game = core.game_create(
         kind="robotmaze",
         creator=alice,
         options={},
         clock_choice="P3D",
-        seats=[services.SeatPlan(), services.SeatPlan()],
+        seats=[core.SeatPlan(), core.SeatPlan()],
     )
-    services.game_join(game_id=game.pk, user=bob)
+    core.game_join(game_id=game.pk, user=bob)
     set_up(game)
     play(game, "UUUU", 4)
     play(game, "RRRR", 1)
@@ -47,19 +47,19 @@ def test_robot_maze_replays_from_either_side_or_with_both_warehouses(client, mak
 
 
 def test_maze_race_replays_the_whole_maze_or_one_runners_fog(client, make_user):
-    with services.bot_tasks_paused():
-        game = services.game_create(
+    with core.bot_tasks_paused():
+        game = core.game_create(
             kind="mazerace",
             creator=make_user(),
             options={"mode": "slow"},
             clock_choice="P3D",
-            seats=[services.SeatPlan(bot="flood"), services.SeatPlan(bot="wall")],
+            seats=[core.SeatPlan(bot="flood"), core.SeatPlan(bot="wall")],
         )
         for _ in range(5000):
             game.refresh_from_db()
             if game.status != Game.Status.ACTIVE:
                 break
-            services.bot_turn_play(game_id=game.pk, ply=game.ply)
+            core.bot_turn_play(game_id=game.pk, ply=game.ply)
     assert game.status == Game.Status.FINISHED
     url = f"/games/{game.pk}/replay/?ply=20"
     whole = client.get(url + "&view=all")

@@ -9,10 +9,10 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from games import services
+from games.archive.records import record_verify
 from games.engines import robotmaze
 from games.models import Game, Move
-from games.records import record_verify
+from games.play import core
 
 pytestmark = pytest.mark.django_db
 HTMX = {"HTTP_HX_REQUEST": "true"}
@@ -65,14 +65,14 @@ def client_for(user) -> Client:
 @pytest.fixture
 def game(make_user) -> Game:
     alice, bob = make_user("alice"), make_user("bob")
-    game = services.game_create(
+    game = core.game_create(
         kind="robotmaze",
         creator=alice,
         options={},
         clock_choice="P3D",
-        seats=[services.SeatPlan(), services.SeatPlan()],
+        seats=[core.SeatPlan(), core.SeatPlan()],
     )
-    services.game_join(game_id=game.pk, user=bob)
+    core.game_join(game_id=game.pk, user=bob)
     game.refresh_from_db()
     return game
 
@@ -80,7 +80,7 @@ def game(make_user) -> Game:
 def set_up(game: Game) -> None:
     for seat in (0, 1):
         game.refresh_from_db()
-        services.move_submit(
+        core.move_submit(
             game_id=game.pk,
             user=game.seats.get(index=seat).user,
             number=game.ply,
@@ -92,7 +92,7 @@ def set_up(game: Game) -> None:
 def play(game: Game, program: str, runs: int) -> Move:
     game.refresh_from_db()
     (seat,) = robotmaze.to_move(game.state)
-    return services.move_submit(
+    return core.move_submit(
         game_id=game.pk,
         user=game.seats.get(index=seat).user,
         number=game.ply,
@@ -195,7 +195,7 @@ def test_a_robot_that_reaches_twenty_damage_loses_mid_program_and_all_is_reveale
 
 
 def test_a_set_up_that_never_finished_is_aborted_on_timeout(game):
-    services.move_submit(
+    core.move_submit(
         game_id=game.pk,
         user=game.seats.get(index=0).user,
         number=0,
@@ -203,7 +203,7 @@ def test_a_set_up_that_never_finished_is_aborted_on_timeout(game):
     )
     Game.objects.filter(pk=game.pk)
     game.seats.filter(index=1).update(deadline="2000-01-01T00:00Z")
-    services.seat_timeout(game_id=game.pk, seat_index=1)
+    core.seat_timeout(game_id=game.pk, seat_index=1)
     game.refresh_from_db()
     assert game.status == Game.Status.ABORTED
     assert list(game.seats.values_list("place", flat=True)) == [None, None]
@@ -239,14 +239,14 @@ def found_crates(body: str) -> set[str]:
 
 @pytest.mark.parametrize("stage", ["one set up", "both set up", "mid game"])
 def test_no_viewer_ever_sees_the_other_warehouse_before_the_end(game, make_user, stage):
-    services.move_submit(
+    core.move_submit(
         game_id=game.pk,
         user=game.seats.get(index=0).user,
         number=0,
         move={"warehouse": WAREHOUSES[0]},
     )
     if stage != "one set up":
-        services.move_submit(
+        core.move_submit(
             game_id=game.pk,
             user=game.seats.get(index=1).user,
             number=1,

@@ -12,8 +12,9 @@ from django.db import connection, connections
 from django.db.models import Q
 from django.test.utils import CaptureQueriesContext
 
-from games import notifications, services, sweeps
+from games.mail import outbox
 from games.models import Game, Move, Outbox, Reminder, Seat
+from games.play import core, sweeps
 from tests.worker_fixtures import Queued, make_game, make_player, play_one, to_move
 
 # Ahead of the real clock, so that nothing is overdue by accident outside time travel.
@@ -210,7 +211,7 @@ def test_a_due_reminder_becomes_one_mail_and_a_move_cancels_it(
 @pytest.mark.django_db
 def test_a_bot_turn_whose_task_was_lost_is_queued_again(queued: Queued) -> None:
     human = make_player()
-    with time_machine.travel(START, tick=False), services.bot_tasks_paused():
+    with time_machine.travel(START, tick=False), core.bot_tasks_paused():
         game = make_game(human, bots=("simple",))
         if to_move(game) == 0:
             play_one(game)
@@ -223,8 +224,8 @@ def test_a_bot_turn_whose_task_was_lost_is_queued_again(queued: Queued) -> None:
     assert queued.of("games.tasks.bot_turn") == [(game.pk, game.ply)]
     # The task runs (twice, as a redelivered one might): the bot plays once.
     with time_machine.travel(START + timedelta(seconds=62), tick=False):
-        services.bot_turn_play(game_id=game.pk, ply=game.ply)
-        services.bot_turn_play(game_id=game.pk, ply=game.ply)
+        core.bot_turn_play(game_id=game.pk, ply=game.ply)
+        core.bot_turn_play(game_id=game.pk, ply=game.ply)
     assert Move.objects.filter(game=game, seat=1).count() == 1
 
 
@@ -236,7 +237,7 @@ def test_a_mail_whose_task_was_lost_is_queued_again_within_a_minute(
         game = make_game(make_player(), make_player())
     (mail,) = Outbox.objects.all()
     queued.clear()  # its task is lost
-    grace = notifications.task_grace()
+    grace = outbox.task_grace()
     assert grace == timedelta(minutes=1)  # four sweeps of 15 s
     with time_machine.travel(START + grace - timedelta(seconds=1), tick=False):
         assert sweeps.mails_sweep() == 0
@@ -256,7 +257,7 @@ def test_a_mail_whose_task_was_lost_is_queued_again_within_a_minute(
         assert sweeps.mails_sweep() == 1
     assert queued.mails == [mail.pk]
     with time_machine.travel(START + 2 * grace, tick=False):
-        assert notifications.outbox_send(outbox_id=mail.pk) == "sent"
+        assert outbox.outbox_send(outbox_id=mail.pk) == "sent"
     with time_machine.travel(START + 3 * grace, tick=False):
         assert sweeps.mails_sweep() == 0
     assert game.pk == mail.game_id
@@ -265,7 +266,7 @@ def test_a_mail_whose_task_was_lost_is_queued_again_within_a_minute(
 def test_the_mail_sweep_walks_the_partial_index_of_pending_mails() -> None:
     # Its cost grows with the mails due, not with the mails sent (see bench/sweep.py for the
     # seats): the claim filters on exactly the partial index's condition and orders by its key.
-    sql = str(notifications.due_mails(START).query)
+    sql = str(outbox.due_mails(START).query)
     assert '"games_outbox"."status" = pending' in sql
     assert '"games_outbox"."next_try_at" <=' in sql
     assert sql.endswith('ORDER BY "games_outbox"."next_try_at" ASC')

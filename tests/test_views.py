@@ -9,8 +9,9 @@ import time_machine
 from django.core.cache import cache
 from django.urls import reverse
 
-from games import health, services
 from games.models import Game, Move
+from games.play import core
+from games.web import health
 from tests.conftest import a_legal_move, seat_user, to_move
 
 pytestmark = pytest.mark.django_db
@@ -23,12 +24,12 @@ def letters(shifts):
 
 def test_lobby_lists_open_and_running_games_with_clocks(client, make_cornmaze, make_user):
     running = make_cornmaze()
-    waiting = services.game_create(
+    waiting = core.game_create(
         kind="cornmaze",
         creator=make_user("waiter"),
         options={},
         clock_choice="P30D",
-        seats=[services.SeatPlan(), services.SeatPlan()],
+        seats=[core.SeatPlan(), core.SeatPlan()],
     )
     page = client.get("/").content.decode()
     assert f'href="/games/{running.pk}/"' in page and "Watch" in page
@@ -191,7 +192,7 @@ def test_polling_is_cheap_when_nothing_changed(client, make_cornmaze, django_ass
     with django_assert_num_queries(1):
         response = client.get(url, **HTMX)
     assert response.status_code == 204
-    services.move_submit(
+    core.move_submit(
         game_id=game.pk,
         user=seat_user(game, to_move(game)),
         number=0,
@@ -203,7 +204,7 @@ def test_polling_is_cheap_when_nothing_changed(client, make_cornmaze, django_ass
 
 def test_polling_stops_when_the_game_is_over(client, make_cornmaze):
     game = make_cornmaze()
-    services.game_resign(game_id=game.pk, user=seat_user(game, 0))
+    core.game_resign(game_id=game.pk, user=seat_user(game, 0))
     game.refresh_from_db()
     response = client.get(f"/games/{game.pk}/?since={game.version}", **HTMX)
     assert response.status_code == 286
@@ -214,7 +215,7 @@ def test_polling_stops_when_the_game_is_over(client, make_cornmaze):
 
 def test_record_json_follows_the_format(client, make_cornmaze):
     game = make_cornmaze()
-    services.move_submit(
+    core.move_submit(
         game_id=game.pk,
         user=seat_user(game, to_move(game)),
         number=0,
@@ -281,7 +282,7 @@ def test_rules_page_and_healthz(client):
 
 def test_the_seed_reaches_nobody_before_the_end(client, make_cornmaze, make_user):
     game = make_cornmaze(seats=3)
-    services.move_submit(
+    core.move_submit(
         game_id=game.pk,
         user=seat_user(game, to_move(game)),
         number=0,

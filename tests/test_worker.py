@@ -12,8 +12,9 @@ import pytest
 import time_machine
 from django.db import connections
 
-from games import services, sweeps, tasks
+from games import tasks
 from games.models import Game, Move, Outbox, Seat
+from games.play import core, sweeps
 from tests.worker_fixtures import (
     Inbox,
     WorkerProcess,
@@ -113,7 +114,7 @@ def test_the_sweep_picks_up_a_bot_turn_whose_task_was_lost(
 ) -> None:
     human = make_player("cid")
     # Made while bot tasks are paused: as if the worker had died with the bot's task.
-    with services.bot_tasks_paused():
+    with core.bot_tasks_paused():
         game = make_game(human, bots=("simple",))
         if to_move(game) == 0:
             play_one(game)

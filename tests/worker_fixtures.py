@@ -30,8 +30,8 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import connection
 
-from games import services
 from games.models import Game, Profile
+from games.play import core
 from tests.conftest import a_legal_move, to_move, unavailable
 from tests.conftest import seat_user as player_at
 
@@ -54,8 +54,8 @@ def make_player(name: str | None = None, *, address: bool = True, verified: bool
 
 def make_game(*players: User, clock: str = "P3D", bots: tuple[str, ...] = ()) -> Game:
     """A started Corn maze (8x8): players[0] creates it, the others join, bots sit after them."""
-    plans = [services.SeatPlan() for _ in players] + [services.SeatPlan(bot=b) for b in bots]
-    game = services.game_create(
+    plans = [core.SeatPlan() for _ in players] + [core.SeatPlan(bot=b) for b in bots]
+    game = core.game_create(
         kind="cornmaze",
         creator=players[0],
         options={"size": 8},
@@ -63,7 +63,7 @@ def make_game(*players: User, clock: str = "P3D", bots: tuple[str, ...] = ()) ->
         seats=plans,
     )
     for player in players[1:]:
-        services.game_join(game_id=game.pk, user=player)
+        core.game_join(game_id=game.pk, user=player)
     game.refresh_from_db()
     assert game.status == Game.Status.ACTIVE
     return game
@@ -77,7 +77,7 @@ def legal_move(game: Game) -> dict[str, Any]:
 def play_one(game: Game) -> int:
     """The seat to move plays a legal move; returns that seat."""
     seat = to_move(game)
-    services.move_submit(
+    core.move_submit(
         game_id=game.pk, user=player_at(game, seat), number=game.ply, move=legal_move(game)
     )
     game.refresh_from_db()

@@ -34,4 +34,4 @@ def levels(game: str) -> list[str]:
 
 def _load() -> None:
     # Each game's bots register themselves when their module is imported.
-    from . import cornmaze, mazerace, robotmaze  # noqa: F401
+    from games.bots import cornmaze, mazerace, robotmaze  # noqa: F401

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from games.bots import JSON, register
 from games.engines.cornmaze import (
     RIGHT,
     UNKNOWN,
@@ -30,8 +31,6 @@ from games.engines.cornmaze import (
     legal_moves,
     shift_flat,
 )
-
-from . import JSON, register
 
 Markers = list[list[int] | None]
 

@@ -76,6 +76,7 @@ import random
 from collections.abc import Sequence
 from functools import lru_cache
 
+from games.bots import JSON, register
 from games.engines.mazegen import (
     BIT,
     CELL_OF,
@@ -88,8 +89,6 @@ from games.engines.mazegen import (
     direction_between,
     search,
 )
-
-from . import JSON, register
 
 UNSEEN = -1
 # Walking a wrong branch to rule it out costs about this many steps per cell it is expected to

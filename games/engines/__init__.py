@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from typing import cast
-
 from games.engines import cornmaze as cornmaze
 from games.engines import mazerace as mazerace
 from games.engines import robotmaze as robotmaze
-
-from .base import JSON, Engine, IllegalMove, Result
+from games.engines.base import JSON, Engine, IllegalMove, Result
 
 ENGINES: dict[str, Engine] = {
-    module.SLUG: cast(Engine, module) for module in (cornmaze, robotmaze, mazerace)
+    module.ENGINE.SLUG: module.ENGINE for module in (cornmaze, robotmaze, mazerace)
 }
 
 
@@ -19,17 +16,11 @@ def get_engine(slug: str) -> Engine:
     return ENGINES[slug]
 
 
-def is_race(slug: str) -> bool:
-    """Whether the game is a race: no turns, each seat moves on its own (`SEATS_MOVE_APART`)."""
-    return bool(getattr(ENGINES[slug], "SEATS_MOVE_APART", False))
-
-
 def move_number(slug: str, state: JSON, seat: int, ply: int) -> int:
     """What makes a seat's next move unique, and so what its move form carries: the game's ply
     in a game by turns, the seat's own count of moves in a race (the engine's `move_number`).
     A move that names another number is refused: posted twice, it counts once."""
-    own = getattr(ENGINES[slug], "move_number", None)
-    return ply if own is None else int(own(state, seat))
+    return ENGINES[slug].move_number(state, seat, ply)
 
 
 __all__ = [
@@ -38,6 +29,5 @@ __all__ = [
     "IllegalMove",
     "Result",
     "get_engine",
-    "is_race",
     "move_number",
 ]

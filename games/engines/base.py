@@ -4,15 +4,16 @@ A game state is a JSON-serialisable dict, opaque to everything but its engine. I
 and the random stream's position, so it must never be shown to anyone as it is: `view()` says
 what one viewer may see.
 
-An engine is a module with these names (see `Engine`). A move is a JSON dict. Two moves are
-made by the site, never by a player: `{"timeout": true}` when a seat runs out of time and
+An engine is a module of pure functions, gathered at its end in an `Engine` subclass (`ENGINE`),
+which has a default for every optional ability. A move is a JSON dict. Two moves are made by
+the site, never by a player: `{"timeout": true}` when a seat runs out of time and
 `{"resign": true}` when it gives up; every engine accepts both from a seat that is still in play.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 JSON = dict[str, Any]
 
@@ -27,57 +28,106 @@ class Result:
     places: list[int]  # places[seat]: 1 is the winner, equal places share
 
 
-class Engine(Protocol):
+class Engine:
+    """What the site asks of a game's rules. Each engine module gathers its functions in a
+    subclass (`ENGINE` at the end of the module); the required ones raise NotImplementedError
+    here, and every optional ability has its default, so that no caller asks whether an engine
+    has it."""
+
     SLUG: str  # "cornmaze", "robotmaze", "mazerace"
     TITLE: str  # "Corn maze"
     MIN_SEATS: int
     MAX_SEATS: int
-    # Optional names an engine may define:
-    #   INITIAL_IS_PUBLIC = True: the record shows `initial` while the game runs.
-    #   SEATS_MOVE_APART = True: a seat's move does not depend on the others' (a race): each
-    #   seat counts its own moves, and the engine says how many with
-    #   move_number(state, seat) -> int: the seat's own moves so far (a runner's steps), which
-    #   its next move carries so that the same move posted twice counts once. Without it
-    #   (games by turns) the game's ply does that.
-    #   record_move(move, outcome, seat, viewer, over) -> (move, outcome) | None: what one
-    #   viewer of the record may see of a move (None: nothing); without it, all is public.
-    #   play_started(state) -> bool: whether a real move has been made (set-up moves are not
-    #   one); a game timed out before that is aborted. Without it: any move counts.
-    #   replay_move(move, outcome) -> move: the move to apply when a record is replayed, from
-    #   what the record shows of it (a live race step: its landing time as `now_ms`).
-    #   deadline_ms(state) and close(state, now_ms): a game the site ends at a deadline with no
-    #   move (a live race); a record that says it finished is closed at its deadline.
+    # The record shows `initial` while the game runs (nothing in it is hidden).
+    INITIAL_IS_PUBLIC: bool = False
+    # A seat's move does not depend on the others' (a race): each seat counts its own moves
+    # (`move_number`) and the wording says "step" where a game by turns says "move".
+    SEATS_MOVE_APART: bool = False
+    # What a player is told of a move for an earlier position (or the same move posted twice),
+    # and of a move after the seat's time ran out.
+    STALE_MOVE: str = (
+        "That move was for an earlier position: the game has moved on since. "
+        "Look at the board again."
+    )
+    OUT_OF_TIME: str = "Your time for this move has run out."
 
-    def default_options(self) -> JSON: ...
+    # --- required ---------------------------------------------------------------------------
+
+    def default_options(self) -> JSON:
+        raise NotImplementedError
 
     def validate_options(self, options: JSON, seats: int) -> JSON:
         """Checked, normalised options; raises ValueError with a message for the player."""
-        ...
+        raise NotImplementedError
 
     def start(self, seed: bytes, options: JSON, seats: int) -> JSON:
         """The state before the first move."""
-        ...
+        raise NotImplementedError
 
     def initial(self, state: JSON) -> JSON:
         """The record's `initial` (the full one: the site hides it while a game runs)."""
-        ...
+        raise NotImplementedError
 
-    def first_seat(self, state: JSON) -> int: ...
+    def first_seat(self, state: JSON) -> int:
+        raise NotImplementedError
 
     def to_move(self, state: JSON) -> list[int]:
         """The seats that may act now (empty once the game is over)."""
-        ...
+        raise NotImplementedError
 
     def apply(self, state: JSON, seat: int, move: JSON) -> tuple[JSON, JSON]:
         """(new state, outcome) or IllegalMove. The given state is not changed."""
-        ...
+        raise NotImplementedError
 
     def view(self, state: JSON, seat: int | None) -> JSON:
         """Exactly what this seat (None: a spectator) may see, JSON-serialisable."""
-        ...
+        raise NotImplementedError
 
-    def result(self, state: JSON) -> Result | None: ...
+    def result(self, state: JSON) -> Result | None:
+        raise NotImplementedError
 
     def notation(self, move: JSON, outcome: JSON) -> str:
         """The move as the log shows it, such as `c e`."""
-        ...
+        raise NotImplementedError
+
+    # --- optional, with their defaults ------------------------------------------------------
+
+    def move_number(self, state: JSON, seat: int, ply: int) -> int:
+        """What a seat's next move carries so that the same move posted twice counts once: the
+        game's ply in a game by turns; a race counts each runner's own steps."""
+        return ply
+
+    def record_move(
+        self, move: JSON, outcome: JSON, seat: int, viewer: int | None, over: bool
+    ) -> tuple[JSON, JSON] | None:
+        """What one viewer of the record may see of a stored move (None: nothing). By default
+        everything is public."""
+        return move, outcome
+
+    def replay_move(self, move: JSON, outcome: JSON) -> JSON:
+        """The move to apply when a record is replayed, from what the record shows of it (a
+        live race step: its landing time as `now_ms`). By default the move as shown."""
+        return move
+
+    def play_started(self, state: JSON, ply: int) -> bool:
+        """Whether a real move has been made (set-up moves are not one); a game timed out
+        before that is aborted. By default any move counts."""
+        return ply > 0
+
+    def deadline_ms(self, state: JSON) -> int | None:
+        """When the site must end the game with no move (a live race), in ms after its start;
+        None: no such deadline (the default)."""
+        return None
+
+    def close(self, state: JSON, now_ms: int) -> JSON:
+        """The state once closed at `now_ms` (a live race at its deadline). By default nothing
+        closes a game but its moves."""
+        return state
+
+    def closed_at_deadline(self, state: JSON) -> JSON:
+        """A game that the rules end at a deadline with no move, closed there: what a finished
+        game's last state is when its moves did not end it. Unchanged for other games."""
+        if self.result(state) is not None:
+            return state
+        at = self.deadline_ms(state)
+        return state if at is None else self.close(state, at)

@@ -34,8 +34,8 @@ import re
 from collections.abc import Sequence
 from functools import cache
 
-from .base import JSON, IllegalMove, Result
-from .randomstream import RandomStream
+from games.engines.base import JSON, Engine, IllegalMove, Result
+from games.engines.randomstream import RandomStream
 
 SLUG = "cornmaze"
 INITIAL_IS_PUBLIC = True  # nothing in a Corn maze is hidden but the seed
@@ -504,3 +504,26 @@ def simulate(view: JSON, seat: int, shifts: Sequence[int]) -> list[tuple[float, 
     for prob, cell, _ in end_branches(board, size, row * size + col)[0]:
         ends[cell] = ends.get(cell, 0.0) + prob
     return [(prob, list(divmod(cell, size))) for cell, prob in sorted(ends.items())]
+
+
+class Rules(Engine):
+    """The cornmaze rules as the site calls them (engines/base.py)."""
+
+    SLUG = SLUG
+    TITLE = TITLE
+    MIN_SEATS = MIN_SEATS
+    MAX_SEATS = MAX_SEATS
+    INITIAL_IS_PUBLIC = INITIAL_IS_PUBLIC
+    default_options = staticmethod(default_options)
+    validate_options = staticmethod(validate_options)
+    start = staticmethod(start)
+    initial = staticmethod(initial)
+    first_seat = staticmethod(first_seat)
+    to_move = staticmethod(to_move)
+    apply = staticmethod(apply)
+    view = staticmethod(view)
+    result = staticmethod(result)
+    notation = staticmethod(notation)
+
+
+ENGINE = Rules()

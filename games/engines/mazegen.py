@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Sequence
 
-from .randomstream import RandomStream
+from games.engines.randomstream import RandomStream
 
 SIZE = 15
 CELLS = SIZE * SIZE

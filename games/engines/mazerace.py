@@ -37,9 +37,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import lru_cache
 
-from . import mazegen
-from .base import JSON, IllegalMove, Result
-from .mazegen import BIT, CELL_OF, EXIT, NAMES, SIZE, START
+from games.engines import mazegen
+from games.engines.base import JSON, Engine, IllegalMove, Result
+from games.engines.mazegen import BIT, CELL_OF, EXIT, NAMES, SIZE, START
 
 SLUG = "mazerace"
 TITLE = "Maze Race"
@@ -348,11 +348,11 @@ def view(state: JSON, seat: int | None) -> JSON:
         shown.update(_runner_view(maze_of(state), state["runners"][seat]))
     if done is not None:
         shown["maze"] = list(state["maze"])
-        shown["runners"] = [_track(runner) for runner in state["runners"]]
+        shown["runners"] = [track(runner) for runner in state["runners"]]
     return shown
 
 
-def _track(runner: JSON) -> JSON:
+def track(runner: JSON) -> JSON:
     """Where a runner went: its own to see during the race, everybody's after it."""
     return {
         "at": runner["at"],
@@ -367,7 +367,7 @@ def _track(runner: JSON) -> JSON:
 def _runner_view(maze: Sequence[int], runner: JSON) -> JSON:
     here = CELL_OF[runner["at"]]
     return {
-        **_track(runner),
+        **track(runner),
         "cells": {name: maze[CELL_OF[name]] for name in runner["seen"]},
         "open": mazegen.open_directions(maze[here]),
         "sentence": sentence(maze[here], here),
@@ -395,3 +395,35 @@ def replay_move(move: JSON, outcome: JSON) -> JSON:
     if "dir" in move and landed is not None:
         return {"dir": move["dir"], "now_ms": landed}
     return move
+
+
+class Rules(Engine):
+    """The mazerace rules as the site calls them (engines/base.py)."""
+
+    SLUG = SLUG
+    TITLE = TITLE
+    MIN_SEATS = MIN_SEATS
+    MAX_SEATS = MAX_SEATS
+    SEATS_MOVE_APART = SEATS_MOVE_APART
+    STALE_MOVE = "That step was taken already: the same step counts once. Look at the maze again."
+    OUT_OF_TIME = "Your time to get out has run out."
+    default_options = staticmethod(default_options)
+    validate_options = staticmethod(validate_options)
+    start = staticmethod(start)
+    initial = staticmethod(initial)
+    first_seat = staticmethod(first_seat)
+    to_move = staticmethod(to_move)
+    apply = staticmethod(apply)
+    view = staticmethod(view)
+    result = staticmethod(result)
+    notation = staticmethod(notation)
+    record_move = staticmethod(record_move)
+    replay_move = staticmethod(replay_move)
+    deadline_ms = staticmethod(deadline_ms)
+    close = staticmethod(close)
+
+    def move_number(self, state: JSON, seat: int, ply: int) -> int:
+        return move_number(state, seat)
+
+
+ENGINE = Rules()

@@ -15,8 +15,8 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
-from .base import JSON, IllegalMove, Result
-from .randomstream import RandomStream
+from games.engines.base import JSON, Engine, IllegalMove, Result
+from games.engines.randomstream import RandomStream
 
 SLUG = "robotmaze"
 TITLE = "Robot Maze Race"
@@ -407,3 +407,29 @@ def record_move(
 def play_started(state: JSON) -> bool:
     """Set-up is not play: a game whose set-up did not finish is aborted, not lost."""
     return bool(state["phase"] != "setup")
+
+
+class Rules(Engine):
+    """The robotmaze rules as the site calls them (engines/base.py)."""
+
+    SLUG = SLUG
+    TITLE = TITLE
+    MIN_SEATS = MIN_SEATS
+    MAX_SEATS = MAX_SEATS
+    default_options = staticmethod(default_options)
+    validate_options = staticmethod(validate_options)
+    start = staticmethod(start)
+    initial = staticmethod(initial)
+    first_seat = staticmethod(first_seat)
+    to_move = staticmethod(to_move)
+    apply = staticmethod(apply)
+    view = staticmethod(view)
+    result = staticmethod(result)
+    notation = staticmethod(notation)
+    record_move = staticmethod(record_move)
+
+    def play_started(self, state: JSON, ply: int) -> bool:
+        return play_started(state)
+
+
+ENGINE = Rules()

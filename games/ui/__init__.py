@@ -6,16 +6,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from datetime import timedelta
-from typing import Any, Protocol
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.http import QueryDict
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
-from ..engines import is_race
-from ..engines.base import JSON
+from games.engines.base import JSON
+
+if TYPE_CHECKING:
+    from games.models import Game
 
 # Seats are painted through a data-colour attribute (0 to 5; static/css/site.css, the
 # Okabe-Ito colours, told apart in the common colour blindnesses), never a style attribute,
@@ -57,72 +59,52 @@ class MoveInputError(Exception):
 
 
 class CreateForm(forms.Form):
-    """A game's creation form: `create_args()` gives what `services.game_create` takes."""
+    """A game's creation form: `create_args()` gives what `play.core.game_create` takes."""
 
     def create_args(self) -> tuple[JSON, str, list[str]]:
         """(options, clock, bot level per seat with "" for a person); seat 0 is the creator's."""
         raise NotImplementedError
 
 
-class GameUI(Protocol):
+class GameUI:
+    """A game's pages, beyond its engine. Each game's module subclasses this (`UI`); the
+    optional parts have their defaults here, so that the game page never asks whether a UI
+    has them."""
+
     slug: str
     create_form: type[CreateForm]
     board_template: str  # draws context["board"]
     move_template: str  # the move form, shown to a seat that may act
+    # The move form's field that carries the move number (play.core.move_number).
+    move_number_field: str = "ply"
+    # The game page shows no move log (a race is hundreds of steps; the record has them).
+    hide_log: bool = False
 
     def board(self, view: JSON, viewer: int | None, draft: JSON | None = None) -> dict[str, Any]:
         """Template context for the board, from the engine's view for this viewer only and
         the viewer's own draft (see `draft_update`)."""
-        ...
+        raise NotImplementedError
 
     def parse_move(self, data: QueryDict, view: JSON) -> JSON:
         """The engine move in a posted form, or MoveInputError."""
-        ...
+        raise NotImplementedError
 
     def draft_update(self, data: QueryDict, view: JSON, draft: JSON | None) -> JSON:
         """A change to the move form that is not a move yet (a crate placed during set-up, a
         program to preview), kept in the viewer's session so that a refresh keeps it."""
-        ...
+        raise NotImplementedError
 
-    # Optional, used by the game page when a UI has them (Maze Race does):
-    #   move_number_field: the name of the move form's field that carries the move number
-    #   (services.move_number); "ply" without it, "step" in a race.
-    #   page_context(game, view, viewer, now) -> dict: more context for the game page, such
-    #   as `poll_every` ("500ms"), `status_template` (drawn as the status line),
-    #   `hide_resign`, `aborted_text`.
-    #   hide_log = True: the page shows no move log.
-
-
-def out_of_time(kind: str, seats: int) -> str:
-    """What becomes of a seat whose clock runs out, as the game page and the mails say it."""
-    if is_race(kind):
-        return "A runner still in the maze then is out where it stands."
-    if seats > 2:
-        return "A player who runs out of time is dropped from the game."
-    return "A player who runs out of time loses."
-
-
-def resign_costs(kind: str, others: list[str]) -> str:
-    """What resigning does to the player who asks, given the names of the other seats."""
-    if is_race(kind):
-        return "You are out where you stand, placed by the cells you covered."
-    if len(others) > 1:
-        return "You leave the game: your marker leaves the board and the others play on."
-    return f"You lose the game: {others[0]} wins."
-
-
-def clock_rule(kind: str, seats: int, duration: timedelta | None) -> str:
-    """The game page's line under the players: what the clock gives and what running out
-    costs ("" for a live race, which has no days on its clock)."""
-    if duration is None:
-        return ""
-    given = "from the start to get out" if is_race(kind) else "for each move"
-    return f"{duration.days} days {given}. {out_of_time(kind, seats)}"
+    def page_context(
+        self, game: Game, view: JSON | None, viewer: int | None, now: datetime
+    ) -> dict[str, Any]:
+        """More context for the game page, such as `poll_every` ("500ms"), `status_template`
+        (drawn as the status line), `hide_resign`, `aborted_text`. None by default."""
+        return {}
 
 
 def move_number_field(ui: GameUI) -> str:
     """The move form's field that carries the move number (see GameUI)."""
-    return str(getattr(ui, "move_number_field", "ply"))
+    return ui.move_number_field
 
 
 def colour(seat: int) -> int:
@@ -146,7 +128,7 @@ def mark_html(colour: int, size: int = 16) -> SafeString:
 
 
 def get_ui(slug: str) -> GameUI:
-    from . import cornmaze, mazerace, robotmaze
+    from games.ui import cornmaze, mazerace, robotmaze
 
     uis: dict[str, GameUI] = {
         "cornmaze": cornmaze.UI(),

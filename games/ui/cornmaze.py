@@ -10,12 +10,12 @@ from typing import Any
 from django import forms
 from django.http import QueryDict
 
-from ..bots import levels
-from ..engines import cornmaze as rules
-from ..engines.base import JSON
-from ..inputs import AsciiIntegerField
-from ..models import Clock
-from . import MARKS, CreateForm, MoveInputError, colour
+from games.bots import levels
+from games.engines import cornmaze as rules
+from games.engines.base import JSON
+from games.models import Clock
+from games.ui import MARKS, CreateForm, GameUI, MoveInputError, colour
+from games.web.inputs import AsciiIntegerField
 
 ARROW_GLYPHS = {"<": "←", ">": "→", "^": "↑", "v": "↓"}
 ARROW_WORDS = {"<": "left", ">": "right", "^": "up", "v": "down"}
@@ -133,7 +133,7 @@ def chance(probability: float) -> str:
     return quarters.get(probability, f"{probability:.0%}")
 
 
-class UI:
+class UI(GameUI):
     slug = "cornmaze"
     create_form: type[CreateForm] = CornmazeCreateForm
     board_template = "games/boards/cornmaze.html"

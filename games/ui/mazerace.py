@@ -13,13 +13,13 @@ from django.http import QueryDict
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
-from ..bots import levels
-from ..engines import mazegen
-from ..engines import mazerace as rules
-from ..engines.base import JSON
-from ..inputs import AsciiIntegerField
-from ..models import Clock, Game
-from . import MARKS, CreateForm, MoveInputError, colour
+from games.bots import levels
+from games.engines import mazegen
+from games.engines import mazerace as rules
+from games.engines.base import JSON
+from games.models import Clock, Game
+from games.ui import MARKS, CreateForm, GameUI, MoveInputError, colour, wording
+from games.web.inputs import AsciiIntegerField
 
 CELL = 30  # pixels per cell
 MARGIN = 24  # room for the column letters and row numbers
@@ -35,7 +35,6 @@ ARROWS = {"N": "↑", "E": "→", "S": "↓", "W": "←"}
 # corridor stay apart on the results page.
 PATH_OFFSETS = [(-4, -4), (4, 4), (4, -4), (-4, 4)]
 MS = timedelta(milliseconds=1)
-HOW_OUT = {"exit": "got out", "resign": "resigned", "timeout": "ran out of time"}
 
 
 class MazeraceCreateForm(CreateForm):
@@ -128,7 +127,7 @@ def seconds(ms: int) -> str:
     return f"{ms / 1000:.2f} s"
 
 
-class UI:
+class UI(GameUI):
     slug = rules.SLUG
     create_form: type[CreateForm] = MazeraceCreateForm
     board_template = "games/boards/mazerace.html"
@@ -352,7 +351,7 @@ class UI:
                     else "",
                     "steps": track["steps"],
                     "covered": track["covered"],
-                    "how": HOW_OUT.get(track["out"] or "", "still in the maze at the end"),
+                    "how": wording.how_out(track["out"]),
                 }
             )
         rows.sort(key=lambda row: (row["place"] or 99, row["seat"]))

@@ -10,12 +10,12 @@ from typing import Any
 from django import forms
 from django.http import QueryDict
 
-from ..bots import levels
-from ..engines import robotmaze as rules
-from ..engines.base import JSON
-from ..inputs import ascii_int
-from ..models import Clock
-from . import CreateForm, MoveInputError, colour
+from games.bots import levels
+from games.engines import robotmaze as rules
+from games.engines.base import JSON
+from games.models import Clock
+from games.ui import CreateForm, GameUI, MoveInputError, colour
+from games.web.inputs import ascii_int
 
 PERSON = "person"
 COMMAND_WORDS = {"U": "Up", "D": "Down", "L": "Left", "R": "Right"}
@@ -229,7 +229,7 @@ def read_warehouse(text: str) -> list[str]:
     return [cells[i : i + rules.SIZE] for i in range(0, len(cells), rules.SIZE)]
 
 
-class UI:
+class UI(GameUI):
     slug = "robotmaze"
     create_form: type[CreateForm] = RobotmazeCreateForm
     board_template = "games/boards/robotmaze.html"

@@ -3,15 +3,15 @@ mark, a time in the one format of the site, a game's clock in words."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from django import template
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
-from ..engines import is_race
-from . import mark_html
+from games.ui import mark_html
+from games.ui.wording import clock_words
 
 register = template.Library()
 
@@ -29,17 +29,6 @@ def time_html(at: datetime) -> SafeString:
     return format_html(
         '<time datetime="{}" title="{}">{}</time>', at.astimezone(UTC).isoformat(), text, text
     )
-
-
-def clock_words(kind: str, duration: timedelta | None) -> str:
-    """A game's clock as the lobby says it: `3 days per move`, `slow race: 30 days to get
-    out`, `live race`."""
-    if duration is None:
-        return "live race"
-    days = f"{duration.days} day{'s' if duration.days != 1 else ''}"
-    if is_race(kind):
-        return f"slow race: {days} to get out"
-    return f"{days} per move"
 
 
 @register.filter

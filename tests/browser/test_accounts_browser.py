@@ -12,7 +12,7 @@ from django.conf import settings
 from django.urls import reverse
 from playwright.sync_api import Page, expect
 
-from games.guests import guest_create
+from games.accounts.guests import guest_create
 
 pytestmark = pytest.mark.browser
 

@@ -12,7 +12,7 @@ from django.core.management import call_command
 
 from games.engines import cornmaze
 from games.models import Game
-from tests.conftest import play_to_the_end
+from tests.conftest import FIXED_SEED, play_to_the_end
 
 MAX_TURNS = 60
 # The game the two guests play: with the moves of `furthest_right`, it lasts GUESTS_MOVES.
@@ -101,7 +101,7 @@ def test_two_guests_play_to_the_end_while_a_spectator_watches(new_page, tmp_path
 def test_a_guest_plays_a_bot_with_javascript_off(browser, live_server, transactional_db):
     """Plain form posts work: the bot's reply is played here through the service, as a worker
     would, so the page only needs a reload."""
-    from games import services
+    from games.play import core
 
     context = browser.new_context(base_url=live_server.url, java_script_enabled=False)
     page = context.new_page()
@@ -115,7 +115,7 @@ def test_a_guest_plays_a_bot_with_javascript_off(browser, live_server, transacti
             break
         (seat,) = cornmaze.to_move(game.state)
         if seat == 1:
-            services.bot_turn_play(game_id=game.pk, ply=game.ply)
+            core.bot_turn_play(game_id=game.pk, ply=game.ply)
             continue
         page.goto(f"/games/{game.pk}/")
         first, second = furthest_right(game.state)
@@ -141,7 +141,7 @@ def test_times_are_shown_in_the_viewers_own_time_zone_in_one_format(
     browser, live_server, transactional_db, make_cornmaze
 ):
     game = make_cornmaze()
-    finished = play_to_the_end(make_cornmaze(size=6))
+    finished = play_to_the_end(make_cornmaze(size=6, seed=FIXED_SEED))
     (deadline,) = game.seats.exclude(deadline=None).values_list("deadline", flat=True)
     for zone in ("Pacific/Auckland", "America/Los_Angeles"):
         context = browser.new_context(base_url=live_server.url, timezone_id=zone)

@@ -10,9 +10,9 @@ import hashlib
 import pytest
 from playwright.sync_api import Page, expect
 
-from games import services
 from games.engines import cornmaze, mazegen, robotmaze
 from games.models import Game
+from games.play import core
 from tests.browser.test_cornmaze_browser import furthest_right
 from tests.browser.tour import client_for, signed_in
 from tests.test_robotmaze_site import WAREHOUSES
@@ -51,18 +51,18 @@ def choose_radio(page: Page, name: str, value: str) -> None:
 
 def test_two_people_play_a_corn_maze_by_keyboard(browser, live_server, transactional_db):
     alice, bob = make_player(), make_player()
-    with services.bot_tasks_paused():
-        game = services.game_create(
+    with core.bot_tasks_paused():
+        game = core.game_create(
             kind="cornmaze",
             creator=alice,
             options={"size": 6},
             clock_choice="P3D",
-            seats=[services.SeatPlan(), services.SeatPlan()],
+            seats=[core.SeatPlan(), core.SeatPlan()],
         )
         Game.objects.filter(pk=game.pk).update(
             seed=SEED, seed_sha256=hashlib.sha256(SEED).hexdigest()
         )
-        services.game_join(game_id=game.pk, user=bob)
+        core.game_join(game_id=game.pk, user=bob)
     pages = {}
     for seat, user in enumerate((alice, bob)):
         pages[seat] = signed_in(browser, live_server.url, client_for(user)).new_page()
@@ -115,15 +115,15 @@ def run_program(page: Page, commands: str, runs: int) -> None:
 
 def test_a_robot_maze_race_by_keyboard(browser, live_server, transactional_db):
     alice, bob = make_player(), make_player()
-    with services.bot_tasks_paused():
-        game = services.game_create(
+    with core.bot_tasks_paused():
+        game = core.game_create(
             kind="robotmaze",
             creator=alice,
             options={},
             clock_choice="P3D",
-            seats=[services.SeatPlan(), services.SeatPlan()],
+            seats=[core.SeatPlan(), core.SeatPlan()],
         )
-        services.game_join(game_id=game.pk, user=bob)
+        core.game_join(game_id=game.pk, user=bob)
     page = signed_in(browser, live_server.url, client_for(alice)).new_page()
     page.goto(f"/games/{game.pk}/")
 
@@ -149,13 +149,11 @@ def test_a_robot_maze_race_by_keyboard(browser, live_server, transactional_db):
     expect(page.locator(".warehouse-editor")).to_have_count(0)
 
     game.refresh_from_db()
-    services.move_submit(
-        game_id=game.pk, user=bob, number=game.ply, move={"warehouse": WAREHOUSES[1]}
-    )
+    core.move_submit(game_id=game.pk, user=bob, number=game.ply, move={"warehouse": WAREHOUSES[1]})
 
     def bob_plays() -> None:
         game.refresh_from_db()
-        services.move_submit(
+        core.move_submit(
             game_id=game.pk, user=bob, number=game.ply, move={"program": "R", "runs": 1}
         )
 
@@ -197,18 +195,18 @@ def test_a_slow_race_takes_one_step_a_press_however_long_a_key_is_held(
 ):
     seed, along, turn = corridor_seed()
     alice, bob = make_player(), make_player()
-    with services.bot_tasks_paused():
-        game = services.game_create(
+    with core.bot_tasks_paused():
+        game = core.game_create(
             kind="mazerace",
             creator=alice,
             options={"mode": "slow"},
             clock_choice="P3D",
-            seats=[services.SeatPlan(), services.SeatPlan()],
+            seats=[core.SeatPlan(), core.SeatPlan()],
         )
         Game.objects.filter(pk=game.pk).update(
             seed=seed, seed_sha256=hashlib.sha256(seed).hexdigest()
         )
-        services.game_join(game_id=game.pk, user=bob)
+        core.game_join(game_id=game.pk, user=bob)
     page = signed_in(browser, live_server.url, client_for(alice)).new_page()
     page.goto(f"/games/{game.pk}/")
     expect(page.locator("#steer")).to_have_attribute("data-live", "0")

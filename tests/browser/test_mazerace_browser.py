@@ -15,10 +15,10 @@ import pytest
 from django.conf import settings
 from playwright.sync_api import Page, expect
 
-from games import races
 from games.engines import mazegen
 from games.engines import mazerace as rules
 from games.models import Game, Move
+from games.play.paces import race
 from tests.test_mazerace_site import client_for, make_race, way_out
 from tests.worker_fixtures import Queued, WorkerProcess, wait_until
 
@@ -177,7 +177,7 @@ def test_a_held_key_steps_at_the_fixed_speed_and_sends_each_step_once(
     page.on("request", sent)
     page.on("response", answered)
     page.goto(f"/games/{game.pk}/")
-    races.race_ready(game_id=game.pk, user=game.seats.get(index=1).user)
+    race.race_ready(game_id=game.pk, user=game.seats.get(index=1).user)
     page.locator("#ready").click()
     expect(page.locator("#countdown")).to_contain_text("the race starts in")
     game.refresh_from_db()

@@ -10,7 +10,7 @@ from django.urls import reverse
 from playwright.sync_api import Page, expect
 
 from games.ui.cornmaze import column_letter as letter
-from tests.conftest import a_legal_move, play_to_the_end, seat_user, to_move
+from tests.conftest import FIXED_SEED, a_legal_move, play_to_the_end, seat_user, to_move
 
 # Kept by the page from its first script on (an init script runs outside the page's policy).
 LISTEN = """
@@ -40,7 +40,7 @@ def violations(page: Page) -> list[str]:
 
 
 def test_main_pages_keep_to_the_policy(new_page: Callable[[], Page], make_cornmaze) -> None:
-    finished = play_to_the_end(make_cornmaze(size=6))
+    finished = play_to_the_end(make_cornmaze(size=6, seed=FIXED_SEED))
     page = new_page()
     errors = watched(page)
 

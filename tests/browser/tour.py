@@ -15,11 +15,12 @@ from django.test import Client
 from django.urls import reverse
 from playwright.sync_api import Browser, BrowserContext
 
-from games import notifications, services
+from games.accounts.guests import guest_create
 from games.bots import get_bot
 from games.engines import cornmaze, robotmaze
-from games.guests import guest_create
+from games.mail import preferences
 from games.models import Game
+from games.play import core
 from tests.test_mazerace_site import step, way_out
 from tests.test_robotmaze_site import WAREHOUSES
 from tests.worker_fixtures import make_player
@@ -70,22 +71,22 @@ def _seed(game: Game, seed: bytes) -> None:
 
 def _create(kind: str, creator: User, seats: int = 2, clock: str = "P3D") -> Game:
     options = {"mode": "live" if clock == "live" else "slow"} if kind == "mazerace" else {}
-    with services.bot_tasks_paused():
-        game = services.game_create(
+    with core.bot_tasks_paused():
+        game = core.game_create(
             kind=kind,
             creator=creator,
             options=options,
             clock_choice=clock,
-            seats=[services.SeatPlan() for _ in range(seats)],
+            seats=[core.SeatPlan() for _ in range(seats)],
         )
     _seed(game, SEED)
     return game
 
 
 def _join(game: Game, *users: User) -> Game:
-    with services.bot_tasks_paused():
+    with core.bot_tasks_paused():
         for user in users:
-            services.game_join(game_id=game.pk, user=user)
+            core.game_join(game_id=game.pk, user=user)
     game.refresh_from_db()
     return game
 
@@ -104,13 +105,13 @@ def _cornmaze_to_the_end(game: Game) -> Game:
             return game
         (seat,) = cornmaze.to_move(game.state)
         move = get_bot("cornmaze", "simple")(cornmaze.view(game.state, seat), seat, rng)
-        services.move_submit(game_id=game.pk, user=_user(game, seat), number=game.ply, move=move)
+        core.move_submit(game_id=game.pk, user=_user(game, seat), number=game.ply, move=move)
 
 
 def _robot_set_up(game: Game) -> None:
     for seat in (0, 1):
         game.refresh_from_db()
-        services.move_submit(
+        core.move_submit(
             game_id=game.pk,
             user=_user(game, seat),
             number=game.ply,
@@ -122,7 +123,7 @@ def _robot_set_up(game: Game) -> None:
 def _robot_run(game: Game, program: str, runs: int) -> None:
     game.refresh_from_db()
     (seat,) = robotmaze.to_move(game.state)
-    services.move_submit(
+    core.move_submit(
         game_id=game.pk,
         user=_user(game, seat),
         number=game.ply,
@@ -146,7 +147,7 @@ def build_tour() -> Tour:
     corn_open = _create("cornmaze", rival, seats=3)
     corn_running = _join(_create("cornmaze", player, seats=2), rival)
     if cornmaze.to_move(corn_running.state) != [0]:
-        services.move_submit(
+        core.move_submit(
             game_id=corn_running.pk,
             user=rival,
             number=corn_running.ply,
@@ -195,7 +196,7 @@ def build_tour() -> Tour:
     race_done = _join(_create("mazerace", rival), player)
     for direction in way_out(race_done, 1):
         step(race_done, 1, direction)
-    services.game_resign(game_id=race_done.pk, user=_user(race_done, 0))
+    core.game_resign(game_id=race_done.pk, user=_user(race_done, 0))
 
     games = {
         "cornmaze-open": corn_open,
@@ -251,7 +252,7 @@ def build_tour() -> Tour:
     for name in ("login", "signup", "password_reset", "password_reset_done"):
         stop("anonymous", name, reverse(name))
     stop("anonymous", "guest-link-invalid", reverse("guest_return", args=["not-a-key"]))
-    token = notifications.unsubscribe_token(user_id=player.pk, kind="your_turn")
+    token = preferences.unsubscribe_token(user_id=player.pk, kind="your_turn")
     stop("anonymous", "unsubscribe", reverse("unsubscribe", args=[token]))
     for role in ("guest", "player"):
         stop(role, "account", reverse("account"))

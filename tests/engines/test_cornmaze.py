@@ -47,7 +47,7 @@ def next_draws(state: dict[str, Any], count: int) -> list[str]:
 
 
 def test_the_engine_is_registered() -> None:
-    assert ENGINES["cornmaze"] is cornmaze
+    assert ENGINES["cornmaze"] is cornmaze.ENGINE and ENGINES["cornmaze"].SLUG == "cornmaze"
     assert (cornmaze.MIN_SEATS, cornmaze.MAX_SEATS) == (2, 6)
     assert cornmaze.default_options() == {"size": 8}
 

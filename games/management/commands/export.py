@@ -5,8 +5,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from games.archive.records import record_build
 from games.models import Game
-from games.records import record_build
 
 
 class Command(BaseCommand):

@@ -4,7 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from games.archive import results_recount
+from games.archive.results import results_recount
 from games.models import PlayerResult
 
 

@@ -9,11 +9,11 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from games import services
+from games.archive.records import record_build
 from games.bots import levels
 from games.engines import ENGINES
 from games.models import Clock, Game
-from games.records import record_build
+from games.play import core
 
 SELFPLAY_USER = "selfplay"
 
@@ -52,7 +52,7 @@ class Command(BaseCommand):
         game_options = dict(engine.default_options())
         if game_options.get("mode") == "live":
             # A live race runs on the race clock. Selfplay runs the slow race: the same maze
-            # for every seat, and the bots step one at a time through the services.
+            # for every seat, and the bots step one at a time through the play core.
             game_options["mode"] = "slow"
         if options["size"] is not None:
             game_options["size"] = options["size"]
@@ -93,16 +93,16 @@ class Command(BaseCommand):
     def _play_one(
         self, kind: str, creator: Any, options: dict[str, Any], lineup: list[str], max_plies: int
     ) -> Game:
-        with services.bot_tasks_paused():
-            game = services.game_create(
+        with core.bot_tasks_paused():
+            game = core.game_create(
                 kind=kind,
                 creator=creator,
                 options=options,
                 clock_choice=Clock.LIVE if options.get("mode") == "live" else Clock.DAYS_3,
-                seats=[services.SeatPlan(bot=b) for b in lineup],
+                seats=[core.SeatPlan(bot=b) for b in lineup],
             )
             while game.status == Game.Status.ACTIVE and game.ply < max_plies:
-                if services.bot_turn_play(game_id=game.pk, ply=game.ply) is None:
+                if core.bot_turn_play(game_id=game.pk, ply=game.ply) is None:
                     raise CommandError(f"game {game.pk} stalled at ply {game.ply}")
                 game.refresh_from_db()
         if game.status == Game.Status.ACTIVE:

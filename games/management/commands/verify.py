@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from games.records import record_verify
+from games.archive.records import record_verify
 
 
 class Command(BaseCommand):

@@ -9,9 +9,10 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db.models import Prefetch, QuerySet
 
-from . import clock
-from .engines import get_engine, is_race
-from .models import Game, Seat
+from games import clock
+from games.engines import get_engine
+from games.models import Game, Seat
+from games.ui import wording
 
 LOBBY_LIMIT = 50
 
@@ -43,7 +44,7 @@ class YourGame:
 
     @property
     def race(self) -> bool:
-        return is_race(self.game.kind)
+        return wording.steps_apart(self.game.kind)
 
     @property
     def left_text(self) -> str:

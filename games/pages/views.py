@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-from typing import Any
-
 from django.http import (
     Http404,
     HttpResponse,
@@ -20,45 +18,20 @@ from django.views.decorators.http import (
 )
 from django_htmx.http import HttpResponseStopPolling
 
-from . import clock, health, limits, notification_views, races, selectors, services
-from .engines import ENGINES, get_engine
-from .engines.base import JSON
-from .guests import player_for
-from .http import HtmxHttpRequest
-from .inputs import ascii_int
-from .models import Game, Seat
-from .records import public_move, record_build
-from .ui import (
-    MoveInputError,
-    clock_rule,
-    colour,
-    get_ui,
-    has_ui,
-    move_number_field,
-    resign_costs,
-)
-
-RESULT_TEXT = {
-    "exit": "reached the goal",
-    "timeout": "the others ran out of time",
-    "resign": "the others resigned",
-    "damage": "the other robot broke down",
-    "deadline": "nobody got out: placed by cells covered",
-}
-# With one loser, the page names it.
-LOSER_TEXT = {
-    "timeout": "{} ran out of time",
-    "resign": "{} resigned",
-    "damage": "{}'s robot broke down",
-}
-
-
-def result_text(reason: str, seats: list[Seat]) -> str:
-    """How a finished game ended, after who won: "(bob resigned)"."""
-    losers = [s.name for s in seats if s.place is not None and s.place != 1]
-    if len(losers) == 1 and reason in LOSER_TEXT:
-        return LOSER_TEXT[reason].format(losers[0])
-    return RESULT_TEXT.get(reason, reason)
+from games.accounts.guests import player_for
+from games.archive import selectors
+from games.archive.records import record_build
+from games.engines import ENGINES, get_engine
+from games.engines.base import JSON
+from games.mail import views as mail_views
+from games.models import Game
+from games.pages import contexts
+from games.play import core
+from games.play.paces import race
+from games.ui import MoveInputError, get_ui, has_ui, move_number_field, wording
+from games.web import health, limits
+from games.web.http import HtmxHttpRequest
+from games.web.inputs import ascii_int
 
 
 @require_safe
@@ -86,14 +59,14 @@ def game_new(request: HtmxHttpRequest, kind: str) -> HttpResponse:
         options, clock_choice, bots = form.create_args()
         try:
             with player_for(request) as user:
-                game = services.game_create(
+                game = core.game_create(
                     kind=kind,
                     creator=user,
                     options=options,
                     clock_choice=clock_choice,
-                    seats=[services.SeatPlan(bot=b) for b in bots],
+                    seats=[core.SeatPlan(bot=b) for b in bots],
                 )
-        except services.GameError as exc:
+        except core.GameError as exc:
             form.add_error(None, str(exc))
         else:
             return redirect(game)
@@ -109,7 +82,7 @@ def game_new(request: HtmxHttpRequest, kind: str) -> HttpResponse:
 @require_safe
 def game_detail(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     # The player has the game open: no "your turn" mail while the page polls.
-    notification_views.game_watched(request, game_id)
+    mail_views.game_watched(request, game_id)
     since = request.GET.get("since")
     if request.htmx and since is not None:
         # Polling: one indexed read, and nothing to send unless the game changed.
@@ -140,7 +113,10 @@ def _game_response(
         template += "#game"
     draft = request.session.get(_draft_key(game_id))
     response = TemplateResponse(
-        request, template, game_context(game, request.user, error=error, draft=draft), status=status
+        request,
+        template,
+        contexts.game_context(game, request.user, error=error, draft=draft),
+        status=status,
     )
     if game.is_over:
         # Only the header (who is signed in) still changes: the browser may keep it a minute.
@@ -157,79 +133,13 @@ def _not_stored(response: HttpResponseBase) -> HttpResponseBase:
     return response
 
 
-def game_context(
-    game: Game, user: Any, *, error: str = "", draft: JSON | None = None
-) -> dict[str, Any]:
-    seats: list[Seat] = list(game.seats.all())
-    my_seat = next((s for s in seats if user.is_authenticated and s.user_id == user.pk), None)
-    viewer = my_seat.index if my_seat else None
-    engine = get_engine(game.kind)
-    ui = get_ui(game.kind)
-    view = engine.view(game.state, viewer) if game.state is not None else None
-    to_move = set(engine.to_move(game.state)) if game.state is not None else set()
-    now = clock.now()
-    seat_rows = [
-        {
-            "seat": s,
-            "colour": colour(s.index),
-            "to_move": s.index in to_move,
-            "left": clock.format_left(s.deadline - now) if s.deadline else None,
-            "you": s == my_seat,
-            "dropped": bool(view and s.index in view.get("dropped", [])),
-        }
-        for s in seats
-    ]
-    moves = (
-        []
-        if getattr(ui, "hide_log", False)
-        else [
-            {
-                "ply": m.ply,
-                "seat": m.seat,
-                "colour": colour(m.seat),
-                "text": engine.notation(m.move, m.outcome),
-                "at": m.at,
-            }
-            for m in game.moves.all()
-            # Only what the record shows this viewer (a race hides the other runners' steps).
-            if public_move(game.kind, m.move, m.outcome, m.seat, viewer, game.is_over) is not None
-        ]
-    )
-    can_join = game.status == Game.Status.OPEN and my_seat is None and any(s.is_open for s in seats)
-    # A game's own page context, if its UI has one (a live race: Ready, countdown, polling).
-    page_context = getattr(ui, "page_context", None)
-    extra = page_context(game, view, viewer, now) if page_context is not None else {}
-    return {
-        "game": game,
-        "title": engine.TITLE,
-        "seats": seat_rows,
-        "winners": [s.name for s in seats if s.place == 1],
-        "movers": [s.name for s in seats if s.index in to_move],
-        "my_seat": my_seat,
-        "your_turn": my_seat is not None and my_seat.index in to_move,
-        # What the move form carries so that the move counts once (services.move_number).
-        "move_number": services.move_number(game, my_seat.index) if my_seat else game.ply,
-        "view": view,
-        "ui": ui,
-        "board": ui.board(view, viewer, draft) if view is not None else None,
-        "moves": moves,
-        "can_join": can_join,
-        "error": error,
-        "clock_text": clock.format_left(game.clock_duration) if game.clock_duration else "live",
-        "clock_rule": clock_rule(game.kind, len(seats), game.clock_duration),
-        "polling": not game.is_over,
-        "result_text": result_text(game.result_reason, seats),
-        **extra,
-    }
-
-
 @require_POST
 @limits.limit("join_player", lambda request, game_id: limits.player_key(request))
 def game_join(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     try:
         with player_for(request) as user:
-            services.game_join(game_id=game_id, user=user)
-    except services.GameError as exc:
+            core.game_join(game_id=game_id, user=user)
+    except core.GameError as exc:
         return _refused(request, game_id, str(exc))
     return _after_action(request, game_id)
 
@@ -237,23 +147,20 @@ def game_join(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
 @require_POST
 @limits.limit("move_seat", lambda request, game_id: f"{limits.player_key(request)}:{game_id}")
 def game_move(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
-    game = get_object_or_404(Game, pk=game_id)
     if not request.user.is_authenticated:
         return _refused(request, game_id, "Sign in or join the game to play.")
-    if game.state is None:
-        return _refused(
-            request, game_id, "The game has not started yet: it is waiting for players."
-        )
-    ui = get_ui(game.kind)
-    number = ascii_int(request.POST.get(move_number_field(ui)))
-    if number is None:
-        return _refused(request, game_id, "That move cannot be read: the form is incomplete.")
-    seat = _seat_of(game, request)
-    view = get_engine(game.kind).view(game.state, seat)
+
+    def read(game: Game, view: JSON) -> tuple[int, JSON]:
+        # Under the game's lock, against the seat's own view of the position played on.
+        ui = get_ui(game.kind)
+        number = ascii_int(request.POST.get(move_number_field(ui)))
+        if number is None:
+            raise MoveInputError("That move cannot be read: the form is incomplete.")
+        return number, ui.parse_move(request.POST, view)
+
     try:
-        move = ui.parse_move(request.POST, view)
-        services.move_submit(game_id=game_id, user=request.user, number=number, move=move)
-    except (MoveInputError, services.GameError) as exc:
+        core.move_read_and_submit(game_id=game_id, user=request.user, read=read)
+    except (MoveInputError, core.GameError) as exc:
         return _refused(request, game_id, str(exc))
     request.session.pop(_draft_key(game_id), None)
     return _after_action(request, game_id)
@@ -283,8 +190,8 @@ def game_ready(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     if not request.user.is_authenticated:
         return _refused(request, game_id, "You have no seat in this race.")
     try:
-        races.race_ready(game_id=game_id, user=request.user)
-    except services.GameError as exc:
+        race.race_ready(game_id=game_id, user=request.user)
+    except core.GameError as exc:
         return _refused(request, game_id, str(exc))
     return _after_action(request, game_id)
 
@@ -296,8 +203,8 @@ def game_hint(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     game = get_object_or_404(Game, pk=game_id)
     seat = _seat_of(game, request)
     try:
-        hint = races.race_hint(game=game, seat_index=seat)
-    except services.GameError as exc:
+        hint = race.race_hint(game=game, seat_index=seat)
+    except core.GameError as exc:
         return _refused(request, game_id, str(exc))
     request.session[_draft_key(game_id)] = {"hint": hint}
     return _after_action(request, game_id)
@@ -325,8 +232,8 @@ def game_resign(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     if not confirmed:
         return _resign_confirm(request, game_id)
     try:
-        services.game_resign(game_id=game_id, user=request.user)
-    except services.GameError as exc:
+        core.game_resign(game_id=game_id, user=request.user)
+    except core.GameError as exc:
         return _refused(request, game_id, str(exc))
     return _after_action(request, game_id)
 
@@ -344,7 +251,7 @@ def _resign_confirm(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
         {
             "game": game,
             "title": get_engine(game.kind).TITLE,
-            "costs": resign_costs(game.kind, others),
+            "costs": wording.resign_costs(game.kind, others),
         },
     )
 

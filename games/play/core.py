@@ -1,29 +1,39 @@
 """Every write to a game goes through here: lock the game, check, apply the engine, record the
-move, and queue what follows (bot turns, mails) on commit. Views and tasks call these."""
+move, end the game, and queue what follows (bot turns, mails) on commit. Views and tasks call
+these. How a game's moves are timed is its pace's (games/play/pacing.py): the core asks
+`pace_for(game)` and never which game or pace it runs.
+
+The public entry points say how they lock. Those that take a game id open their own
+transaction and take the game's lock (`game_locked`); those that take a Game say "the caller
+holds the game lock": call them inside `transaction.atomic()` on a game read by
+`game_locked`."""
 
 from __future__ import annotations
 
 import hashlib
 import logging
 import random
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
 
+from django.conf import settings
 from django.contrib.auth.models import User
-from django.db import connections, router, transaction
-from django.db.models import Field, Model, QuerySet
+from django.db import OperationalError, connections, router, transaction
+from django.db.models import QuerySet
 
-from . import archive, clock, engines, notifications, races
-from .bots import get_bot, levels
-from .engines import IllegalMove, get_engine, is_race
-from .engines.base import JSON, Engine, Result
-from .models import Clock, Game, Move, Seat, json_safe
+from games import clock, engines
+from games.archive import results as player_results
+from games.bots import get_bot, levels
+from games.engines import IllegalMove, get_engine
+from games.engines.base import JSON, Engine, Result
+from games.mail import notices
+from games.models import Clock, Game, Move, Seat, json_safe
+from games.play import deadlines, pacing
 
 logger = logging.getLogger(__name__)
+
+LOCK_NOT_AVAILABLE = "55P03"  # PostgreSQL's SQLSTATE for a lock_timeout that ran out
 
 
 class GameError(Exception):
@@ -32,6 +42,14 @@ class GameError(Exception):
 
 class MoveRefused(GameError):
     pass
+
+
+class GameBusy(GameError):
+    """The game's lock was not free within GAME_LOCK_TIMEOUT_MS: nothing was changed, and the
+    player may simply try again. The views answer it 409, as every GameError."""
+
+    def __init__(self) -> None:
+        super().__init__("The game is busy: another move is being played. Try again in a moment.")
 
 
 @dataclass(frozen=True)
@@ -95,7 +113,7 @@ def game_create(
 def game_join(*, game_id: int, user: User) -> Seat:
     """Take the first open seat; the game starts when the last one is taken."""
     with transaction.atomic():
-        game = _locked(game_id)
+        game = game_locked(game_id)
         if game.status != Game.Status.OPEN:
             raise GameError("This game is not waiting for players any more.")
         seats = list(game.seats.order_by("index"))
@@ -118,12 +136,26 @@ def game_join(*, game_id: int, user: User) -> Seat:
 def move_submit(*, game_id: int, user: User, number: int, move: JSON) -> Move:
     """A person's move. `number` is the move number the player's form carried (`move_number`):
     a move for an earlier position, or the same move posted again, is refused."""
+    return move_read_and_submit(game_id=game_id, user=user, read=lambda game, view: (number, move))
+
+
+# Reads a move from what was posted, given the game and the seat's own view: (number, move).
+MoveReader = Callable[[Game, JSON], tuple[int, JSON]]
+
+
+def move_read_and_submit(*, game_id: int, user: User, read: MoveReader) -> Move:
+    """A person's move, read from the posted form under the game's lock, so that the game is
+    read once and the form is parsed against the position the move is played on. Whatever
+    `read` raises (a form that cannot be read) passes through, and nothing is changed."""
     with transaction.atomic():
-        game = _locked(game_id)
+        game = game_locked(game_id)
         seat = game.seats.filter(user=user).first()
         if seat is None:
             raise MoveRefused("You have no seat in this game.")
-        return _play(game, seat, number, move)
+        if game.state is None:
+            raise MoveRefused("The game has not started yet: it is waiting for players.")
+        number, move = read(game, _engine(game.kind).view(game.state, seat.index))
+        return move_play(game, seat, number, move)
 
 
 def move_number(game: Game, seat_index: int) -> int:
@@ -136,20 +168,22 @@ def move_number(game: Game, seat_index: int) -> int:
 
 def game_resign(*, game_id: int, user: User) -> Move:
     with transaction.atomic():
-        game = _locked(game_id)
+        game = game_locked(game_id)
         seat = game.seats.filter(user=user).first()
         if seat is None:
             raise MoveRefused("You have no seat in this game.")
         if game.status != Game.Status.ACTIVE:
             raise MoveRefused("The game is not in progress.")
-        return _play(game, seat, move_number(game, seat.index), {"resign": True}, by_site=True)
+        return move_play(game, seat, move_number(game, seat.index), {"resign": True}, by_site=True)
 
 
 def bot_turn_play(*, game_id: int, ply: int) -> Move | None:
     """Let every bot whose turn it is at `ply` move. Safe to run twice: a second run finds the
     ply moved on and does nothing."""
     game = Game.objects.get(pk=game_id)
-    if game.status != Game.Status.ACTIVE or game.ply != ply or not _pace(game).bots_by_turn:
+    if game.status != Game.Status.ACTIVE or game.ply != ply:
+        return None
+    if not pacing.pace_for(game).bots_by_turn:
         return None
     engine = _engine(game.kind)
     assert game.state is not None
@@ -163,16 +197,16 @@ def bot_turn_play(*, game_id: int, ply: int) -> Move | None:
     rng = random.Random(hashlib.sha256(f"{game.seed_sha256}:{ply}:{index}".encode()).digest())
     move = get_bot(game.kind, seats[index].bot)(view, index, rng)
     with transaction.atomic():
-        game = _locked(game_id)
+        game = game_locked(game_id)
         if game.status != Game.Status.ACTIVE or game.ply != ply:
             return None
-        return _play(game, game.seats.get(index=index), move_number(game, index), move)
+        return move_play(game, game.seats.get(index=index), move_number(game, index), move)
 
 
 def seat_timeout(*, game_id: int, seat_index: int) -> int:
     """End a seat's turn if its deadline has passed (see `seats_time_out`)."""
     with transaction.atomic():
-        return seats_time_out([(_locked(game_id), seat_index)])
+        return seats_time_out([(game_locked(game_id), seat_index)])
 
 
 def seats_time_out(expired: Sequence[tuple[Game, int]]) -> int:
@@ -207,7 +241,7 @@ def seats_time_out(expired: Sequence[tuple[Game, int]]) -> int:
         record, result = _move_apply(
             game, seat, move_number(game, index), {"timeout": True}, by_site=True, now=now
         )
-        if result is None or _pace(game) is not TURNS:
+        if result is None or not pacing.pace_for(game).ends_in_batch:
             record.save()
             _move_settle(game, result, now=now)
         else:
@@ -215,48 +249,11 @@ def seats_time_out(expired: Sequence[tuple[Game, int]]) -> int:
             endings.append(Ending(game, seats[game_id], now, result.reason, result.places))
     Move.objects.bulk_create(moves)
     _games_end(endings)
-    _rows_update([e.game for e in endings], [*GAME_END_FIELDS, "state", "ply"])
+    deadlines.rows_update([e.game for e in endings], [*GAME_END_FIELDS, "state", "ply"])
     return done
 
 
 # --- inside the lock -------------------------------------------------------------------------
-
-
-class Pace(Protocol):
-    """How a game's moves are timed, as the move path asks it. Most games go by turns
-    (`TURNS`); a live race runs on a clock of its own (`races.LIVE_CLOCK`)."""
-
-    bots_by_turn: bool  # a bot's move is a task queued when its turn starts
-
-    def started(self, game: Game) -> None:
-        """The game has just started (in the service's transaction)."""
-
-    def stamped(self, game: Game, move: JSON, *, now: datetime, at_ms: int | None) -> JSON:
-        """The move as the engine takes it, or MoveRefused."""
-        ...
-
-    def moved(self, game: Game) -> None:
-        """A move was applied to `game`, which the caller saves."""
-
-
-class Turns:
-    bots_by_turn = True
-
-    def started(self, game: Game) -> None:
-        pass
-
-    def stamped(self, game: Game, move: JSON, *, now: datetime, at_ms: int | None) -> JSON:
-        return move
-
-    def moved(self, game: Game) -> None:
-        pass
-
-
-TURNS = Turns()
-
-
-def _pace(game: Game) -> Pace:
-    return races.LIVE_CLOCK if races.is_live(game) else TURNS
 
 
 def _engine(kind: str) -> Engine:
@@ -268,17 +265,31 @@ def _engine(kind: str) -> Engine:
 
 def _play_started(game: Game) -> bool:
     """Whether a real move has been made: set-up moves (Robot Maze Race) do not count."""
-    started = getattr(_engine(game.kind), "play_started", None)
-    if started is None or game.state is None:
+    if game.state is None:
         return game.ply > 0
-    return bool(started(game.state))
+    return _engine(game.kind).play_started(game.state, game.ply)
 
 
-def _locked(game_id: int) -> Game:
+def game_locked(game_id: int) -> Game:
+    """The game, read under its row lock, which every write to it takes. Call it inside
+    `transaction.atomic()`: the lock is held until that transaction ends. The wait for the lock
+    is bounded (GAME_LOCK_TIMEOUT_MS, for the rest of the transaction on PostgreSQL): past
+    it, GameBusy, and the transaction is rolled back by the exception."""
+    connection = connections[router.db_for_write(Game)]
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT set_config('lock_timeout', %s, true)",
+                [f"{int(settings.GAME_LOCK_TIMEOUT_MS)}ms"],
+            )
     try:
         return Game.objects.select_for_update().get(pk=game_id)
     except Game.DoesNotExist:
         raise GameError("There is no such game.") from None
+    except OperationalError as exc:
+        if getattr(exc.__cause__, "sqlstate", None) == LOCK_NOT_AVAILABLE:
+            raise GameBusy() from exc
+        raise
 
 
 def _start(game: Game) -> None:
@@ -289,12 +300,12 @@ def _start(game: Game) -> None:
     game.started_at = clock.now()
     game.version += 1
     game.save(update_fields=["state", "status", "started_at", "version"])
-    _set_deadlines(game, engine)
-    _pace(game).started(game)
-    _after_commit(game)
+    deadlines.turn_deadlines(game, engine)
+    pacing.pace_for(game).started(game)
+    pacing.pace_for(game).after_commit(game)
 
 
-def _play(
+def move_play(
     game: Game,
     seat: Seat,
     number: int,
@@ -303,7 +314,10 @@ def _play(
     by_site: bool = False,
     at_ms: int | None = None,
 ) -> Move:
-    """Apply and store a move; the caller holds the game lock."""
+    """Check, apply and store a move, and settle what follows it (the end of the game, the next
+    deadlines, the pace's part, what is queued on commit). The caller holds the game lock.
+    `number` is the move number the move carries (`move_number`); `by_site`: a timeout or a
+    resignation; `at_ms`: a race step's landing time, given by the race's own clock."""
     now = clock.now()
     record, result = _move_apply(game, seat, number, move, by_site=by_site, at_ms=at_ms, now=now)
     record.save()
@@ -329,14 +343,10 @@ def _move_apply(
     if game.is_over:
         raise MoveRefused("The game is over.")
     engine = _engine(game.kind)
-    race = is_race(game.kind)
+    # Every move, a person's, a bot's or the site's, carries its number: posted twice, it
+    # counts once.
     if number != move_number(game, seat.index):
-        raise MoveRefused(
-            "That step was taken already: the same step counts once. Look at the maze again."
-            if race
-            else "That move was for an earlier position: the game has moved on since. "
-            "Look at the board again."
-        )
+        raise MoveRefused(engine.STALE_MOVE)
     if not by_site and any(k in move for k in ("timeout", "resign")):
         raise MoveRefused("That is not a move.")
     assert game.state is not None
@@ -346,10 +356,8 @@ def _move_apply(
         and seat.deadline <= now
         and seat.index in engine.to_move(game.state)
     ):
-        raise MoveRefused(
-            "Your time to get out has run out." if race else "Your time for this move has run out."
-        )
-    move = _pace(game).stamped(game, move, now=now, at_ms=at_ms)
+        raise MoveRefused(engine.OUT_OF_TIME)
+    move = pacing.pace_for(game).stamped(game, move, now=now, at_ms=at_ms)
     try:
         state, outcome = engine.apply(game.state, seat.index, move)
     except IllegalMove as exc:
@@ -373,11 +381,11 @@ def _move_settle(game: Game, result: Result | None, *, now: datetime) -> None:
     and the bot turns queued on commit."""
     if result is not None:
         game_end(game, at=now, reason=result.reason, places=result.places)
-    _pace(game).moved(game)
+    pacing.pace_for(game).moved(game)
     game.save()
     if result is None:
-        _set_deadlines(game, _engine(game.kind))
-    _after_commit(game)
+        deadlines.turn_deadlines(game, _engine(game.kind))
+    pacing.pace_for(game).after_commit(game)
 
 
 @dataclass
@@ -410,10 +418,10 @@ def _games_end(endings: Sequence[Ending]) -> None:
         for seat in ending.seats:
             seat.place = ending.places[seat.index] if ending.places is not None else None
             seat.finished_at = ending.at
-    _rows_update([s for e in endings for s in e.seats], ["place", "finished_at"])
-    deadlines_set([(e.game, seat, None) for e in endings for seat in e.seats])
-    archive.results_count([(e.game, e.seats) for e in endings])
-    notifications.games_ended([e.game for e in endings], [s for e in endings for s in e.seats])
+    deadlines.rows_update([s for e in endings for s in e.seats], ["place", "finished_at"])
+    deadlines.deadlines_set([(e.game, seat, None) for e in endings for seat in e.seats])
+    player_results.results_count([(e.game, e.seats) for e in endings])
+    notices.games_ended([e.game for e in endings], [s for e in endings for s in e.seats])
 
 
 def _seats_with_people() -> QuerySet[Seat]:
@@ -421,87 +429,7 @@ def _seats_with_people() -> QuerySet[Seat]:
     return Seat.objects.select_related("user__profile", "user__email_preferences")
 
 
-def _rows_update(rows: Sequence[Model], fields: Sequence[str]) -> None:
-    """Save these fields of these rows of one model: the same short UPDATE for each row, sent
-    together (executemany; on PostgreSQL one pipeline, prepared once). Django's bulk_update
-    builds one CASE per field and row out of expressions, which takes longer than the sweep's
-    whole budget for a batch."""
-    if not rows:
-        return
-    meta = rows[0]._meta
-    connection = connections[router.db_for_write(type(rows[0]))]
-    quote = connection.ops.quote_name
-    columns: list[Field] = []
-    for name in fields:
-        field = meta.get_field(name)
-        assert isinstance(field, Field)
-        columns.append(field)
-    assert meta.pk is not None
-    sets = ", ".join(f"{quote(str(field.column))} = %s" for field in columns)
-    sql = f"UPDATE {quote(meta.db_table)} SET {sets} WHERE {quote(str(meta.pk.column))} = %s"
-    with connection.cursor() as cursor:
-        cursor.executemany(
-            sql,
-            [
-                [
-                    field.get_db_prep_save(getattr(row, field.attname), connection)
-                    for field in columns
-                ]
-                + [row.pk]
-                for row in rows
-            ],
-        )
-
-
-def _set_deadlines(game: Game, engine: Engine) -> None:
-    """A seat to move keeps the deadline it has, or gets one; every other seat has none."""
-    assert game.state is not None
-    to_move = set(engine.to_move(game.state))
-    duration = game.clock_duration
-    now = clock.now()
-    changes: list[tuple[Game, Seat, datetime | None]] = []
-    for seat in game.seats.all():
-        if seat.index not in to_move:
-            deadline = None
-        elif seat.deadline is not None:
-            deadline = seat.deadline
-        else:
-            deadline = now + duration if duration else None
-        changes.append((game, seat, deadline))
-    deadlines_set(changes)
-
-
-# --- deadlines -------------------------------------------------------------------------------
-
-
-def deadlines_set(changes: Sequence[tuple[Game, Seat, datetime | None]]) -> None:
-    """The one write of `Seat.deadline`: each (game, seat, deadline) gives the seat a deadline
-    (its turn starts), moves it, or takes it away (None: its turn is over). Whatever sets or
-    moves a deadline (a turn, the end of a game, the admin, and later a vacation or a time bank)
-    goes through here, so that the seat's reminder stays due at the deadline minus a fifth of
-    the clock (`notifications.reminder_time`); a turn that starts also gets its "your turn"
-    mail. Seats whose deadline does not change are left alone; the others are changed in memory
-    too. The caller holds the games' locks (`seat_deadline_move` takes it, for a caller outside
-    a transaction)."""
-    started: list[tuple[Game, Seat]] = []
-    moved: list[tuple[Game, Seat]] = []
-    ended: list[Seat] = []
-    for game, seat, deadline in changes:
-        if deadline == seat.deadline:
-            continue
-        if deadline is None:
-            ended.append(seat)
-        elif seat.deadline is None:
-            started.append((game, seat))
-        else:
-            moved.append((game, seat))
-        seat.deadline = deadline
-    _rows_update([*ended, *(s for _, s in started), *(s for _, s in moved)], ["deadline"])
-    notifications.turns_ended(ended)
-    for game, seat in moved:
-        notifications.deadline_moved(game=game, seat=seat)
-    for game, seat in started:
-        notifications.turn_started(game=game, seat=seat)
+# --- deadlines moved by the admin ---------------------------------------------------------------
 
 
 def deadline_move_check(*, game: Game, seat: Seat | None, deadline: datetime | None) -> None:
@@ -522,36 +450,13 @@ def seat_deadline_move(*, game_id: int, seat_index: int, deadline: datetime) -> 
     reminder follows (`deadlines_set`). A deadline already past times the seat out at the next
     sweep."""
     with transaction.atomic():
-        game = _locked(game_id)
+        game = game_locked(game_id)
         seat = game.seats.filter(index=seat_index).first()
         deadline_move_check(game=game, seat=seat, deadline=deadline)
         assert seat is not None
-        deadlines_set([(game, seat, deadline)])
+        deadlines.deadlines_set([(game, seat, deadline)])
     return seat
 
 
-_queue_bot_turns: ContextVar[bool] = ContextVar("queue_bot_turns", default=True)
-
-
-@contextmanager
-def bot_tasks_paused() -> Iterator[None]:
-    """For callers that drive bots themselves (selfplay): no bot turn is queued meanwhile."""
-    token = _queue_bot_turns.set(False)
-    try:
-        yield
-    finally:
-        _queue_bot_turns.reset(token)
-
-
-def _after_commit(game: Game) -> None:
-    from . import tasks
-
-    if not _queue_bot_turns.get() or game.status != Game.Status.ACTIVE or game.state is None:
-        return
-    if not _pace(game).bots_by_turn:
-        return
-    engine = _engine(game.kind)
-    to_move = set(engine.to_move(game.state))
-    if game.seats.filter(index__in=to_move).exclude(bot="").exists():
-        # A broker that is down is logged, not raised: the sweep picks up the lost bot turn.
-        tasks.queue_on_commit(tasks.bot_turn, [(game.pk, game.ply)])
+# For callers that drive bots themselves (selfplay, tests): no bot turn is queued meanwhile.
+bot_tasks_paused = pacing.bot_tasks_paused

@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from .engines import IllegalMove, get_engine
-from .engines.base import JSON
-from .models import Game, Move, Seat, json_safe
+from games.engines import IllegalMove, get_engine
+from games.engines.base import JSON
+from games.models import Game, Move, Seat, json_safe
 
 
 @dataclass(frozen=True)
@@ -104,14 +104,9 @@ def _states(game: Game, moves: Sequence[Move], *, to_the_end: bool = True) -> It
 def _closed(game: Game, state: JSON) -> JSON:
     """A live race that ended at its deadline was closed by the clock, not by a move: the last
     state of its replay is the closed race."""
-    engine = get_engine(game.kind)
-    close = getattr(engine, "close", None)
-    deadline = getattr(engine, "deadline_ms", None)
-    if game.status != Game.Status.FINISHED or engine.result(state) is not None or close is None:
+    if game.status != Game.Status.FINISHED:
         return state
-    assert deadline is not None
-    at = deadline(state)
-    return state if at is None else dict(close(state, at))
+    return dict(get_engine(game.kind).closed_at_deadline(state))
 
 
 # Robot Maze Race: either seat's side, or both warehouses. A finished game hides nothing, so
@@ -145,7 +140,7 @@ def _everything_then_each_seat(
 
 
 def mazerace_replay_view(state: JSON, viewpoint: Viewpoint) -> JSON:
-    from .engines import mazerace
+    from games.engines import mazerace
 
     view = mazerace.view(state, viewpoint.seat)
     if viewpoint.seat is None and not view["over"]:
@@ -153,7 +148,7 @@ def mazerace_replay_view(state: JSON, viewpoint: Viewpoint) -> JSON:
         view.update(
             over=True,
             maze=list(state["maze"]),
-            runners=[mazerace._track(runner) for runner in state["runners"]],
+            runners=[mazerace.track(runner) for runner in state["runners"]],
         )
     return view
 

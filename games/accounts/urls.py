@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from . import account_views
+from games.accounts import views as account_views
 
 urlpatterns = [
     path("", account_views.account, name="account"),

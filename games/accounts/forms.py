@@ -1,4 +1,4 @@
-"""Forms for accounts: they read and check input; the services in `accounts` decide."""
+"""Forms for accounts: they read and check input; the functions in `accounts.profiles` decide."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ from django.contrib.auth.forms import PasswordResetForm
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 
-from .accounts import (
+from games.accounts.profiles import (
     EMAIL_MAX_LENGTH,
     USERNAME_MAX_LENGTH,
     username_normalize,
     username_problem,
 )
-from .models import Profile
+from games.models import Profile
 
 PASSWORD_HINT = "At least 8 characters; not too common, not only digits, not like your name."
 

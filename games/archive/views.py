@@ -3,7 +3,6 @@ to htmx, the partial that changes; every link and form also works as a plain GET
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from html import escape
 from typing import Any
@@ -17,14 +16,13 @@ from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
-from . import archive, replays, selectors
-from .engines import get_engine, is_race
-from .http import HtmxHttpRequest
-from .inputs import ascii_int
-from .models import Game, Seat
-from .records import record_build, record_verify
-from .ui import SEAT_COLOURS, colour, get_ui, has_ui, mark_html
-from .ui.tags import time_html
+from games.archive import reads, replay_page, selectors
+from games.archive.filters import filters_from
+from games.archive.records import record_build, record_verify
+from games.models import Game
+from games.ui import SEAT_COLOURS, mark_html
+from games.ui.tags import time_html
+from games.web.http import HtmxHttpRequest
 
 # A page shows 25 of these. Written out here rather than in a template: Django's template
 # engine (and format_html's lazy-aware escaping) would spend ten times as long on them as the
@@ -44,11 +42,11 @@ SEAT_HTML = '<li class="seat{winner}">{mark} {name}{place}</li>'
 MARKS_HTML = [mark_html(c) for c in range(SEAT_COLOURS)]
 
 
-def rows_html(rows: list[archive.Row]) -> list[SafeString]:
+def rows_html(rows: list[reads.Row]) -> list[SafeString]:
     return [mark_safe(_row_html(row)) for row in rows]  # every text escaped in _row_html
 
 
-def _row_html(row: archive.Row) -> str:
+def _row_html(row: reads.Row) -> str:
     finished = time_html(datetime.fromisoformat(row.finished_iso)) if row.finished_iso else ""
     return ROW_HTML.format(
         id=row.id,
@@ -65,7 +63,7 @@ def _row_html(row: archive.Row) -> str:
     )
 
 
-def _seat_html(seat: archive.SeatRow) -> str:
+def _seat_html(seat: reads.SeatRow) -> str:
     name = escape(seat.name)
     return SEAT_HTML.format(
         winner=" winner" if seat.place == 1 else "",
@@ -85,13 +83,13 @@ def _partial(request: HtmxHttpRequest) -> bool:
 @require_safe
 @vary_on_headers("HX-Request")
 def archive_list(request: HtmxHttpRequest) -> HttpResponse:
-    form, filters = archive.filters_from(request.GET)
-    after = archive.Cursor.parse(request.GET.get("after"))
-    before = archive.Cursor.parse(request.GET.get("before"))
-    page = archive.finished_page(filters, after=after, before=before)
+    form, filters = filters_from(request.GET)
+    after = reads.Cursor.parse(request.GET.get("after"))
+    before = reads.Cursor.parse(request.GET.get("before"))
+    page = reads.finished_page(filters, after=after, before=before)
     # An unknown player finds no game; only then is it worth asking whether they exist.
     unknown_player = ""
-    if filters.player and not page.rows and archive.player_named(filters.player) is None:
+    if filters.player and not page.rows and reads.player_named(filters.player) is None:
         unknown_player = filters.player
     template = "archive/archive.html"
     if _partial(request):
@@ -113,13 +111,13 @@ def archive_list(request: HtmxHttpRequest) -> HttpResponse:
 @require_safe
 @vary_on_headers("HX-Request")
 def player_detail(request: HtmxHttpRequest, name: str) -> HttpResponse:
-    player = archive.player_named(name)
+    player = reads.player_named(name)
     if player is None:
         raise Http404("No such player.")
-    form, filters = archive.filters_from(request.GET, player=player.name)
-    after = archive.Cursor.parse(request.GET.get("after"))
-    before = archive.Cursor.parse(request.GET.get("before"))
-    page = archive.finished_page(filters, after=after, before=before, running_of=player)
+    form, filters = filters_from(request.GET, player=player.name)
+    after = reads.Cursor.parse(request.GET.get("after"))
+    before = reads.Cursor.parse(request.GET.get("before"))
+    page = reads.finished_page(filters, after=after, before=before, running_of=player)
     page.player_in_query = False
     partial = _partial(request)
     context: dict[str, Any] = {
@@ -127,7 +125,7 @@ def player_detail(request: HtmxHttpRequest, name: str) -> HttpResponse:
         "form": form,
         "page": page,
         "rows": rows_html(page.rows),
-        "running_limit": archive.RUNNING_LIMIT,
+        "running_limit": reads.RUNNING_LIMIT,
         "query": urlencode(filters.query(player=False)),
         "action": reverse("player", args=[player.name]),
     }
@@ -156,7 +154,7 @@ def game_replay(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
         return TemplateResponse(
             request, "replay/replay.html#verify", {"game": game, "verification": _verify(game)}
         )
-    context = replay_context(game, request.GET.get("ply"), request.GET.get("view"))
+    context = replay_page.replay_context(game, request.GET.get("ply"), request.GET.get("view"))
     if verify:
         context["verification"] = _verify(game)
     template = "replay/replay.html"
@@ -169,105 +167,3 @@ def _verify(game: Game) -> dict[str, Any]:
     record = record_build(game, viewer_seat=None)
     problems = record_verify(record)
     return {"ok": not problems, "problems": problems, "moves": len(record["moves"])}
-
-
-@dataclass
-class Control:
-    """A replay button: a link to ply `to`, or greyed out (no `url`) where it would go nowhere."""
-
-    rel: str
-    label: str
-    title: str
-    to: int
-    url: str = ""
-
-
-def _ply(text: str | None, last: int) -> int:
-    return min(ascii_int(text) or 0, last)
-
-
-def replay_context(game: Game, ply_text: str | None, view_key: str | None) -> dict[str, Any]:
-    engine = get_engine(game.kind)
-    seats: list[Seat] = list(game.seats.all())
-    moves = list(game.moves.all())
-    last = len(moves)
-    viewpoints = replays.replay_viewpoints(game, seats)
-    viewpoint = replays.viewpoint_for(viewpoints, view_key)
-    rebuilt = replays.replay_state(game, moves, _ply(ply_text, last))
-    ply = rebuilt.ply
-    view = replays.replay_view(game.kind, rebuilt.state, viewpoint)
-    ui = get_ui(game.kind) if has_ui(game.kind) else None
-    names = {s.index: s.name for s in seats}
-    base = reverse("game_replay", args=[game.pk])
-
-    def query(to: int) -> str:
-        params: dict[str, Any] = {"ply": to}
-        if viewpoint != viewpoints[0]:
-            params["view"] = viewpoint.key
-        return f"{base}?{urlencode(params)}"
-
-    controls = [
-        Control("first", "« Start", "The start (Home)", 0),
-        Control("prev", "◀ Back", "One move back (←)", ply - 1),
-        Control("next", "Next ▶", "One move on (→)", ply + 1),
-        Control("last", "End »", "The end (End)", last),
-    ]
-    for c in controls:
-        c.url = query(c.to) if 0 <= c.to <= last and c.to != ply else ""
-    if ply == 0 and is_race(game.kind):
-        caption = "The start. There are no turns: each runner steps on its own."
-    elif ply == 0:
-        first = engine.first_seat(rebuilt.state)
-        caption = f"The start. {names.get(first, f'Seat {first + 1}')} moves first."
-    else:
-        m = moves[ply - 1]
-        caption = (
-            f"Move {ply} of {last}: {names.get(m.seat, f'Seat {m.seat + 1}')} "
-            f"played {engine.notation(m.move, m.outcome)}."
-        )
-    winners = [s.name for s in seats if s.place == 1]
-    result = archive.ending(game.result_reason)
-    if game.status == Game.Status.FINISHED and winners:
-        result = f"{' and '.join(winners)} {'win' if len(winners) > 1 else 'wins'}: {result}"
-    return {
-        "game": game,
-        "title": engine.TITLE,
-        "seats": [
-            {
-                "seat": s,
-                "colour": colour(s.index),
-                "place_text": archive.ordinal(s.place) if s.place else "",
-                "url": reverse("player", args=[s.user.get_username()])
-                if s.user is not None and not s.bot
-                else "",
-            }
-            for s in seats
-        ],
-        "moves": [
-            {
-                "ply": m.ply,
-                "colour": colour(m.seat),
-                "name": names.get(m.seat, ""),
-                "text": engine.notation(m.move, m.outcome),
-                "url": query(m.ply),
-            }
-            for m in moves
-        ],
-        "start_url": query(0),
-        "ply": ply,
-        "last": last,
-        "controls": controls,
-        "caption": caption,
-        "problem": rebuilt.problem,
-        "is_end": ply == last,
-        "result": result,
-        "view": view,
-        "ui": ui,
-        "board": ui.board(view, viewpoint.seat) if ui is not None else None,
-        "viewpoints": viewpoints,
-        "viewpoint": viewpoint,
-        "base": base,
-        "verify_url": f"{query(ply)}&verify=1",
-        "record_url": reverse("game_record", args=[game.pk]),
-        "record_name": f"{game.kind}-{game.pk}.json",
-    }

@@ -13,9 +13,9 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db import IntegrityError, transaction
 from django.http import HttpRequest
 
-from . import limits
-from .accounts import AUTH_BACKEND
-from .models import Profile
+from games.accounts.profiles import AUTH_BACKEND
+from games.models import Profile
+from games.web import limits
 
 # Names have this many digits at first; a few taken draws in a row and the next draws have one
 # digit more. The space grows ten-fold each time, so it can never run out, however many guests

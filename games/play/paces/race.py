@@ -34,12 +34,13 @@ from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.db import transaction
 
-from . import clock, services
-from .bots import get_bot
-from .bots import mazerace as race_bots
-from .engines import mazerace as rules
-from .engines.base import JSON, Result
-from .models import Clock, Game, Seat, json_safe
+from games import clock, queueing
+from games.bots import get_bot
+from games.bots import mazerace as race_bots
+from games.engines import mazerace as rules
+from games.engines.base import JSON, Result
+from games.models import Clock, Game, Seat, json_safe
+from games.play import core, pacing
 
 logger = logging.getLogger(__name__)
 
@@ -72,7 +73,7 @@ def has_bot(seats: list[Seat]) -> bool:
 
 
 def ready_phase_begin(game: Game) -> None:
-    """The seats are all taken (services._start): bots are ready at once; the persons have
+    """The seats are all taken (core, as the game starts): bots are ready at once; the persons have
     READY_WITHIN to press Ready. Inside the service's transaction."""
     now = clock.now()
     game.seats.exclude(bot="").update(ready_at=now)
@@ -85,16 +86,16 @@ def race_ready(*, game_id: int, user: User) -> Seat:
     """A runner is ready; when the last runner still in is, the countdown begins. Pressing
     Ready twice is fine."""
     with transaction.atomic():
-        game = services._locked(game_id)
+        game = core.game_locked(game_id)
         seat = game.seats.filter(user=user).first()
         if seat is None:
-            raise services.GameError("You have no seat in this race.")
+            raise core.GameError("You have no seat in this race.")
         if not is_live(game):
-            raise services.GameError("Only a live race waits for its runners to be ready.")
+            raise core.GameError("Only a live race waits for its runners to be ready.")
         if game.status == Game.Status.OPEN:
-            raise services.GameError("The race is still waiting for runners to join.")
+            raise core.GameError("The race is still waiting for runners to join.")
         if game.status != Game.Status.ACTIVE:
-            raise services.GameError("The race is over.")
+            raise core.GameError("The race is over.")
         if seat.ready_at is None and game.race_starts_at is None:
             now = clock.now()
             seat.ready_at = now
@@ -131,7 +132,7 @@ def _deadline_at(game: Game) -> datetime | None:
     return None if deadline is None else game.race_starts_at + deadline * MS
 
 
-# --- steps (called by services._play, under the lock) -----------------------------------------
+# --- steps (called by core.move_play, under the lock) -----------------------------------------
 
 
 def live_move(game: Game, move: JSON, *, now: datetime, at_ms: int | None) -> JSON:
@@ -140,13 +141,13 @@ def live_move(game: Game, move: JSON, *, now: datetime, at_ms: int | None) -> JS
     if "resign" in move or "timeout" in move:
         return move
     if game.race_starts_at is None:
-        raise services.MoveRefused(
+        raise core.MoveRefused(
             "The race has not started: it starts when every runner has pressed Ready."
         )
     now_ms = race_ms(game, now) if at_ms is None else at_ms
     if now_ms < 0:
         seconds = -now_ms / 1000
-        raise services.MoveRefused(f"Wait for the start: the race starts in {seconds:.1f} s.")
+        raise core.MoveRefused(f"Wait for the start: the race starts in {seconds:.1f} s.")
     return {**move, "now_ms": now_ms}
 
 
@@ -163,11 +164,17 @@ def race_after_move(game: Game) -> None:
     game.race_deadline = _deadline_at(game) if game.status == Game.Status.ACTIVE else None
 
 
-class LiveClock:
-    """The pace of a live race (services.Pace): its runners press Ready, then step on the
-    race's clock, its bots too (race_advance), not by turns."""
+class LiveClock(pacing.Pace):
+    """The pace of a live race (games/play/pacing.py): its runners press Ready, then step on
+    the race's clock, its bots too (race_advance), not by turns; the beat's sweep closes it at
+    its deadline."""
 
+    name = "live race"
     bots_by_turn = False
+    ends_in_batch = False  # its last move changes its deadline (`moved`)
+
+    def claims(self, game: Game) -> bool:
+        return is_live(game)
 
     def started(self, game: Game) -> None:
         ready_phase_begin(game)
@@ -178,8 +185,11 @@ class LiveClock:
     def moved(self, game: Game) -> None:
         race_after_move(game)
 
+    def sweep(self, *, now: datetime, limit: int) -> int:
+        return races_sweep(now=now, limit=limit)
 
-LIVE_CLOCK = LiveClock()
+
+LIVE_CLOCK = pacing.register(LiveClock())
 
 
 # --- the race clock: bots' steps and the close -------------------------------------------------
@@ -197,7 +207,7 @@ def race_advance(*, game_id: int) -> float | None:
         now = clock.now()
         if game.race_starts_at is None:
             if game.race_deadline is not None and game.race_deadline <= now:
-                services.game_end(game, at=now, reason="aborted", places=None)
+                core.game_end(game, at=now, reason="aborted", places=None)
                 game.save()
             return None
         now_ms = race_ms(game, now)
@@ -264,15 +274,15 @@ def _bots_step(game: Game, now_ms: int) -> None:
         try:
             with transaction.atomic():
                 move = get_bot(KIND, seat.bot)(view, index, rng)
-                number = services.move_number(game, index)
-                services._play(game, seat, number, move, at_ms=landing)
+                number = core.move_number(game, index)
+                core.move_play(game, seat, number, move, at_ms=landing)
         except Exception:
             # A bot that cannot step must not stop the race: it resigns where it stands.
             logger.exception("the %s bot of game %s seat %s failed", seat.bot, game.pk, index)
             game.refresh_from_db()
             if game.status == Game.Status.ACTIVE:
-                number = services.move_number(game, index)
-                services._play(game, seat, number, {"resign": True}, by_site=True)
+                number = core.move_number(game, index)
+                core.move_play(game, seat, number, {"resign": True}, by_site=True)
             bots.discard(index)
 
 
@@ -287,7 +297,7 @@ def _close(game: Game, deadline_ms: int) -> None:
 
 
 def _finish(game: Game, result: Result, *, at: datetime) -> None:
-    services.game_end(game, at=at, reason=result.reason, places=result.places)
+    core.game_end(game, at=at, reason=result.reason, places=result.places)
     game.save()
 
 
@@ -340,11 +350,9 @@ def tick_alive(game_id: int) -> bool:
 
 
 def _tick_queue(game_id: int, token: str, delay: float) -> None:
-    from . import tasks
-
     try:
         # Expires: a tick that waited long in a queue is superseded by the sweep's new chain.
-        tasks.race_tick.apply_async((game_id, token), countdown=delay, expires=delay + 10)
+        queueing.send(queueing.RACE_TICK, (game_id, token), countdown=delay, expires=delay + 10)
     except Exception:
         logger.exception("could not queue the tick of race %s; the sweep starts a new one", game_id)
 
@@ -366,6 +374,26 @@ def race_sweep(*, game_id: int, now: datetime) -> bool:
     return True
 
 
+def races_sweep(*, now: datetime, limit: int) -> int:
+    """Live races: close each one whose deadline has passed (abort one whose runners did not
+    all press Ready in time), and start the tick again for a running race whose chain of ticks
+    was lost. Each race is handled under its own lock (`race_advance`), which checks again what
+    is due, so a race is closed exactly once. Walks the partial index on `race_deadline`: only
+    live races that are waiting or running."""
+    done = 0
+    running = (
+        Game.objects.filter(race_deadline__isnull=False, status=Game.Status.ACTIVE)
+        .order_by("race_deadline")
+        .values_list("pk", flat=True)[:limit]
+    )
+    for game_id in running:
+        try:
+            done += race_sweep(game_id=game_id, now=now)
+        except Exception:
+            logger.exception("sweeping the race %s failed", game_id)
+    return done
+
+
 # --- the hint --------------------------------------------------------------------------------
 
 
@@ -373,15 +401,15 @@ def race_hint(*, game: Game, seat_index: int | None) -> JSON:
     """The strong bot's next step and planned route from the runner's own view. Only in a
     race with a bot seat, for a runner still in, once the race is on."""
     if game.kind != KIND:
-        raise services.GameError("Hints are only for Maze Race.")
+        raise core.GameError("Hints are only for Maze Race.")
     if seat_index is None:
-        raise services.GameError("Only a runner in this race can ask for a hint.")
+        raise core.GameError("Only a runner in this race can ask for a hint.")
     if not has_bot(list(game.seats.all())):
-        raise services.GameError("The hint is only for races with a bot.")
+        raise core.GameError("The hint is only for races with a bot.")
     if game.status != Game.Status.ACTIVE or game.state is None:
-        raise services.GameError("The race is not running.")
+        raise core.GameError("The race is not running.")
     view = rules.view(game.state, seat_index)
     if view["out"] is not None:
-        raise services.GameError("Your runner is out of the maze.")
+        raise core.GameError("Your runner is out of the maze.")
     found: dict[str, Any] = race_bots.hint(view)
     return {"dir": found["dir"], "route": found["route"], "steps": view["steps"]}

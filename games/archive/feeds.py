@@ -11,15 +11,16 @@ from django.http import Http404, HttpRequest
 from django.urls import reverse
 from django.utils.feedgenerator import Atom1Feed
 
-from . import archive
+from games.archive import reads
+from games.archive.filters import Filters, filters_from
 
 
-def _title(row: archive.Row) -> str:
+def _title(row: reads.Row) -> str:
     names = " vs ".join(s.name for s in row.seats)
     return f"{row.title} #{row.id}: {names}"
 
 
-def _description(row: archive.Row) -> str:
+def _description(row: reads.Row) -> str:
     seats = ", ".join(f"{s.name} {s.place_text}" if s.place_text else s.name for s in row.seats)
     moves = f"{row.moves} move{'' if row.moves == 1 else 's'}"
     return f"{seats}. Ended: {row.ending}, after {moves}."
@@ -29,19 +30,19 @@ class _GamesFeed(Feed):
     feed_type = Atom1Feed
     author_name = "mazesite"  # Atom wants an author for the feed or for every entry
 
-    def item_title(self, item: archive.Row) -> str:
+    def item_title(self, item: reads.Row) -> str:
         return _title(item)
 
-    def item_description(self, item: archive.Row) -> str:
+    def item_description(self, item: reads.Row) -> str:
         return _description(item)
 
-    def item_link(self, item: archive.Row) -> str:
+    def item_link(self, item: reads.Row) -> str:
         return item.replay_url
 
-    def item_pubdate(self, item: archive.Row) -> datetime | None:
+    def item_pubdate(self, item: reads.Row) -> datetime | None:
         return item.finished_at
 
-    def item_updateddate(self, item: archive.Row) -> datetime | None:
+    def item_updateddate(self, item: reads.Row) -> datetime | None:
         return item.finished_at
 
 
@@ -49,34 +50,34 @@ class ArchiveFeed(_GamesFeed):
     title = "mazesite: finished games"
     subtitle = "Every finished game on mazesite, newest first, each with its replay."
 
-    def get_object(self, request: HttpRequest) -> archive.Filters:
-        _, filters = archive.filters_from(request.GET)
+    def get_object(self, request: HttpRequest) -> Filters:
+        _, filters = filters_from(request.GET)
         return filters
 
-    def link(self, obj: archive.Filters) -> str:
+    def link(self, obj: Filters) -> str:
         query = urlencode(obj.query())
         return reverse("archive") + (f"?{query}" if query else "")
 
-    def items(self, obj: archive.Filters) -> list[archive.Row]:
-        return archive.finished_page(obj, size=archive.FEED_SIZE).rows
+    def items(self, obj: Filters) -> list[reads.Row]:
+        return reads.finished_page(obj, size=reads.FEED_SIZE).rows
 
 
 class PlayerFeed(_GamesFeed):
-    def get_object(self, request: HttpRequest, name: str) -> archive.Player:
-        player = archive.player_named(name)
+    def get_object(self, request: HttpRequest, name: str) -> reads.Player:
+        player = reads.player_named(name)
         if player is None:
             raise Http404("No such player.")
         return player
 
-    def title(self, obj: archive.Player) -> str:
+    def title(self, obj: reads.Player) -> str:
         return f"mazesite: games of {obj.name}"
 
-    def subtitle(self, obj: archive.Player) -> str:
+    def subtitle(self, obj: reads.Player) -> str:
         return f"The finished games of {obj.name}, newest first."
 
-    def link(self, obj: archive.Player) -> str:
+    def link(self, obj: reads.Player) -> str:
         return reverse("player", args=[obj.name])
 
-    def items(self, obj: archive.Player) -> list[archive.Row]:
-        filters = archive.Filters(player=obj.name)
-        return archive.finished_page(filters, size=archive.FEED_SIZE).rows
+    def items(self, obj: reads.Player) -> list[reads.Row]:
+        filters = Filters(player=obj.name)
+        return reads.finished_page(filters, size=reads.FEED_SIZE).rows

@@ -18,9 +18,11 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
-from . import accounts, limits, selectors
-from .account_forms import ClaimForm, EmailForm, SignupForm, VerifiedPasswordResetForm
-from .accounts import AccountError
+from games.accounts import profiles
+from games.accounts.forms import ClaimForm, EmailForm, SignupForm, VerifiedPasswordResetForm
+from games.accounts.profiles import AccountError
+from games.archive import selectors
+from games.web import limits
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
@@ -34,7 +36,7 @@ def signup(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         _mail_limits(request, "verify", form.cleaned_data["email"])
         try:
-            user = accounts.account_create(
+            user = profiles.account_create(
                 username=form.cleaned_data["username"],
                 password=form.cleaned_data["password1"],
                 email=form.cleaned_data["email"],
@@ -42,7 +44,7 @@ def signup(request: HttpRequest) -> HttpResponse:
         except AccountError as exc:
             form.add_error(exc.field, str(exc))
         else:
-            login(request, user, backend=accounts.AUTH_BACKEND)
+            login(request, user, backend=profiles.AUTH_BACKEND)
             messages.success(request, f"Welcome, {user.username}. Your account is ready.")
             if user.email:
                 _verification_sent(request, user.email)
@@ -61,14 +63,14 @@ def account(request: HttpRequest) -> HttpResponse:
 @login_required
 def guest_claim(request: HttpRequest) -> HttpResponse:
     user = _signed_in(request)
-    if not accounts.profile_for(user).is_guest:
+    if not profiles.profile_for(user).is_guest:
         messages.error(request, "This account is already registered; there is nothing to claim.")
         return redirect("account")
     form = ClaimForm(request.POST)
     if form.is_valid():
         _mail_limits(request, "verify", form.cleaned_data["email"])
         try:
-            claimed = accounts.guest_claim(
+            claimed = profiles.guest_claim(
                 user=user,
                 username=form.cleaned_data["username"],
                 password=form.cleaned_data["password1"],
@@ -98,11 +100,11 @@ def email_change(request: HttpRequest) -> HttpResponse:
     if form.is_valid():
         _mail_limits(request, "verify", form.cleaned_data["email"])
         try:
-            accounts.email_address_set(user=user, email=form.cleaned_data["email"])
+            profiles.email_address_set(user=user, email=form.cleaned_data["email"])
         except AccountError as exc:
             form.add_error(exc.field, str(exc))
         else:
-            if accounts.profile_for(user).email_verified:
+            if profiles.profile_for(user).email_verified:
                 messages.info(request, f"{user.email} is your address already, and verified.")
             else:
                 _verification_sent(request, user.email)
@@ -114,12 +116,12 @@ def email_change(request: HttpRequest) -> HttpResponse:
 @login_required
 def email_verify_resend(request: HttpRequest) -> HttpResponse:
     user = _signed_in(request)
-    if accounts.profile_for(user).email_verified:
+    if profiles.profile_for(user).email_verified:
         messages.info(request, "Your address is verified already.")
         return redirect("account")
     _mail_limits(request, "verify", user.email)
     try:
-        accounts.email_verification_request(user=user)
+        profiles.email_verification_request(user=user)
     except AccountError as exc:
         messages.error(request, str(exc))
     else:
@@ -131,7 +133,7 @@ def email_verify_resend(request: HttpRequest) -> HttpResponse:
 def email_verify(request: HttpRequest, token: str) -> HttpResponse:
     # A GET may write here: the link proves the mail arrived, and opening it twice is harmless.
     try:
-        user = accounts.email_verify(token=token)
+        user = profiles.email_verify(token=token)
     except AccountError as exc:
         return render(request, "accounts/email_verify.html", {"error": str(exc)}, status=400)
     return render(request, "accounts/email_verify.html", {"verified_email": user.email})
@@ -140,12 +142,12 @@ def email_verify(request: HttpRequest, token: str) -> HttpResponse:
 @require_http_methods(["GET", "HEAD", "POST"])
 def guest_return(request: HttpRequest, key: str) -> HttpResponse:
     # GET only asks: a link preview or a prefetch must not sign anyone in.
-    guest = accounts.guest_for_key(key)
+    guest = profiles.guest_for_key(key)
     if guest is None:
         return render(request, "accounts/guest_link_invalid.html", status=404)
     if request.method == "POST":
         try:
-            accounts.guest_link_login(request=request, key=key)
+            profiles.guest_link_login(request=request, key=key)
         except AccountError:
             return render(request, "accounts/guest_link_invalid.html", status=404)
         messages.success(request, f"Welcome back, {guest.username}. Here are your games.")
@@ -157,7 +159,7 @@ def guest_return(request: HttpRequest, key: str) -> HttpResponse:
         {
             "guest": guest,
             "already": current is not None and current.pk == guest.pk,
-            "current_is_guest": current is not None and accounts.profile_for(current).is_guest,
+            "current_is_guest": current is not None and profiles.profile_for(current).is_guest,
         },
     )
 
@@ -167,7 +169,7 @@ class PasswordChangeView(auth_views.PasswordChangeView):
 
     def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         user = request.user
-        if isinstance(user, User) and accounts.profile_for(user).is_guest:
+        if isinstance(user, User) and profiles.profile_for(user).is_guest:
             messages.info(request, "A guest account has no password yet: claim it to set one.")
             return redirect("account")
         return super().dispatch(request, *args, **kwargs)
@@ -206,8 +208,8 @@ class LogoutView(auth_views.LogoutView):
         user = request.user
         if not isinstance(user, User):
             return redirect("lobby")
-        profile = accounts.profile_for(user)
-        link_path = accounts.guest_link_path(user)
+        profile = profiles.profile_for(user)
+        link_path = profiles.guest_link_path(user)
         context = {
             "is_guest": profile.is_guest,
             "private_link": request.build_absolute_uri(link_path) if link_path else None,
@@ -217,7 +219,7 @@ class LogoutView(auth_views.LogoutView):
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         user = request.user
-        is_guest = isinstance(user, User) and accounts.profile_for(user).is_guest
+        is_guest = isinstance(user, User) and profiles.profile_for(user).is_guest
         if is_guest and request.POST.get("confirm") != "yes":
             return redirect("logout")
         return super().post(request, *args, **kwargs)
@@ -244,8 +246,8 @@ def _account_page(
     status: int = 200,
 ) -> HttpResponse:
     user = _signed_in(request)
-    profile = accounts.profile_for(user)
-    link_path = accounts.guest_link_path(user)
+    profile = profiles.profile_for(user)
+    link_path = profiles.guest_link_path(user)
     context = {
         "profile": profile,
         "is_guest": profile.is_guest,

@@ -18,8 +18,11 @@ from typing import Any
 from django.db import transaction
 from django.db.models import QuerySet
 
-from . import clock, health, notifications, services
-from .models import Clock, Game, Reminder, Seat
+from games import clock, queueing
+from games.mail import notices, outbox
+from games.models import Clock, Game, Reminder, Seat
+from games.play import core, pacing
+from games.web import health
 
 logger = logging.getLogger(__name__)
 
@@ -35,7 +38,7 @@ class SweepReport:
     reminders: int = 0
     bot_turns: int = 0
     mails: int = 0
-    races: int = 0
+    paces: int = 0
 
 
 def sweep() -> SweepReport:
@@ -46,7 +49,7 @@ def sweep() -> SweepReport:
         "reminders": reminders_sweep,
         "bot_turns": bot_turns_sweep,
         "mails": mails_sweep,
-        "races": races_sweep,
+        "paces": paces_sweep,
     }
     for field in fields(report):
         try:
@@ -69,12 +72,12 @@ def expired_seats(now: datetime) -> QuerySet[Seat]:
 
 def deadlines_sweep(*, batch_size: int = BATCH_SIZE, max_batches: int = MAX_BATCHES) -> int:
     """Time out every seat whose deadline has passed, each exactly once, a batch at a time
-    (`services.seats_time_out`). Returns how many seats timed out."""
+    (`play.core.seats_time_out`). Returns how many seats timed out."""
     now = clock.now()
     return _in_batches(
         lambda: expired_seats(now),
         ("game",),
-        lambda seats: services.seats_time_out([(s.game, s.index) for s in seats]),
+        lambda seats: core.seats_time_out([(s.game, s.index) for s in seats]),
         "timing out seat",
         batch_size=batch_size,
         max_batches=max_batches,
@@ -96,7 +99,7 @@ def reminders_sweep(*, batch_size: int = BATCH_SIZE, max_batches: int = MAX_BATC
     return _in_batches(
         lambda: due_reminders(now),
         ("seat__game",),
-        lambda due: sum(notifications.reminder_due(reminder_id=r.pk, now=now) for r in due),
+        lambda due: sum(notices.reminder_due(reminder_id=r.pk, now=now) for r in due),
         "the reminder",
         batch_size=batch_size,
         max_batches=max_batches,
@@ -146,8 +149,6 @@ def _in_batches(
 def bot_turns_sweep() -> int:
     """Queue again every bot turn that has waited longer than BOT_GRACE (its task was lost:
     a worker killed, a broker restarted). The task checks the ply, so a double is harmless."""
-    from . import tasks
-
     now = clock.now()
     waiting = (
         Seat.objects.filter(deadline__isnull=False)
@@ -165,34 +166,19 @@ def bot_turns_sweep() -> int:
         key = (seat.game_id, seat.game.ply)
         if key not in queued:
             queued.add(key)
-            tasks.bot_turn.delay(*key)
+            queueing.send(queueing.BOT_TURN, key)
     return len(queued)
 
 
-def races_sweep(*, limit: int = BATCH_SIZE * MAX_BATCHES) -> int:
-    """Live races: close each one whose deadline has passed (abort one whose runners did not
-    all press Ready in time), and start the tick again for a running race whose chain of ticks
-    was lost. Each race is handled under its own lock (`races.race_advance`), which checks
-    again what is due, so a race is closed exactly once. Walks the partial index on
-    `race_deadline`: only live races that are waiting or running."""
-    from . import races
-
+def paces_sweep(*, limit: int = BATCH_SIZE * MAX_BATCHES) -> int:
+    """What each pace ends with no move when it falls due (a live race closed at its deadline,
+    or aborted when its runners did not all press Ready in time; a lost tick chain started
+    again): each game under its own lock, taken by the pace."""
     now = clock.now()
-    done = 0
-    running = (
-        Game.objects.filter(race_deadline__isnull=False, status=Game.Status.ACTIVE)
-        .order_by("race_deadline")
-        .values_list("pk", flat=True)[:limit]
-    )
-    for game_id in running:
-        try:
-            done += races.race_sweep(game_id=game_id, now=now)
-        except Exception:
-            logger.exception("sweeping the race %s failed", game_id)
-    return done
+    return sum(pace.sweep(now=now, limit=limit) for pace in pacing.paces())
 
 
 def mails_sweep() -> int:
     """Queue every pending mail whose next try has come: its task was lost, its backoff after
     a failed send is over, or the player it was held for has left the game."""
-    return notifications.outbox_queue_due(now=clock.now())
+    return outbox.outbox_queue_due(now=clock.now())

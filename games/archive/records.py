@@ -9,24 +9,16 @@ from typing import Any
 
 from django.conf import settings
 
-from .engines import ENGINES, IllegalMove
-from .engines.base import JSON
-from .models import Game, json_safe
+from games.engines import ENGINES, IllegalMove
+from games.engines.base import JSON
+from games.models import Game, json_safe
 
 FORMAT = "mazesite-record/1"
 
 
-# --- optional hooks (see engines/base.py) -----------------------------------------------------
-#   record_move(move, outcome, seat, viewer, over) -> (move, outcome) | None
-#   replay_move(move, outcome) -> move: the move to apply when a record is replayed, from what
-#   the record shows of it (without it: the move as shown).
-# An engine that defines `deadline_ms(state)` and `close(state, now_ms)` (a live race) can end
-# without a move: a record that says it finished is closed at its deadline when replayed.
-
-
-def _hook(kind: str, name: str) -> Callable[..., Any] | None:
-    found: Callable[..., Any] | None = getattr(ENGINES[kind], name, None)
-    return found
+# What a record shows of each move, and how it is replayed, are the engine's (engines/base.py:
+# record_move, replay_move); a game the rules close at a deadline with no move (a live race) is
+# closed there when a record that says it finished is replayed (closed_at_deadline).
 
 
 def record_build(game: Game, *, viewer_seat: int | None) -> JSON:
@@ -48,7 +40,7 @@ def record_build(game: Game, *, viewer_seat: int | None) -> JSON:
     first_seat = None
     if game.state is not None:
         first_seat = engine.first_seat(game.state)
-        if over or getattr(engine, "INITIAL_IS_PUBLIC", False):
+        if over or engine.INITIAL_IS_PUBLIC:
             initial = engine.initial(game.state)
     places = [s.place for s in seats] if game.status == Game.Status.FINISHED else []
     return json_safe(
@@ -84,11 +76,7 @@ def public_move(
     kind: str, move: JSON, outcome: JSON, seat: int, viewer: int | None, over: bool
 ) -> tuple[JSON, JSON] | None:
     """What this viewer may see of a stored move (None: nothing), as the record shows it."""
-    redact = _hook(kind, "record_move")
-    if redact is None:
-        return move, outcome
-    shown: tuple[JSON, JSON] | None = redact(move, outcome, seat, viewer, over)
-    return shown
+    return ENGINES[kind].record_move(move, outcome, seat, viewer, over)
 
 
 # The fields the replay reads, each with the JSON type it must have (DESIGN.md, the record):
@@ -197,13 +185,11 @@ def record_verify(record: Any) -> list[str]:
         return [*problems, f"The game cannot be set up from these options: {exc}"]
     if engine.first_seat(state) != record.get("first_seat"):
         problems.append("The first seat is not the one the seed gives.")
-    replay = _hook(record["game"], "replay_move")
     for entry in record["moves"]:
         ply = entry["ply"]
         try:
             move = entry["move"]
-            if replay is not None:
-                move = replay(move, entry["outcome"])
+            move = engine.replay_move(move, entry["outcome"])
             state, outcome = engine.apply(state, entry["seat"], move)
         except (IllegalMove, LookupError, TypeError, ValueError, AttributeError) as exc:
             problems.append(f"Move {ply} is not legal: {exc}")
@@ -215,13 +201,9 @@ def record_verify(record: Any) -> list[str]:
         problems.append("The starting position is not the one the seed and the moves give.")
     result = engine.result(state)
     claimed = record.get("result") or {}
-    close, deadline_ms = getattr(engine, "close", None), getattr(engine, "deadline_ms", None)
-    if result is None and claimed.get("status") == "finished" and close and deadline_ms:
+    if result is None and claimed.get("status") == "finished":
         # A live race closed at its deadline, which is no move.
-        deadline = deadline_ms(state)
-        if deadline is not None:
-            state = close(state, deadline)
-            result = engine.result(state)
+        result = engine.result(engine.closed_at_deadline(state))
     if claimed.get("status") == "finished":
         if result is None:
             problems.append("The record says the game finished, but the moves do not finish it.")

@@ -1,7 +1,7 @@
 """Reads behind the archive, the player pages and their feeds: finished games with filters that
-combine, paged by keyset on (finished_at, id), never OFFSET, so that a page deep in a million
-games costs what the first one does; and the players' results per game, counted as each game
-ends. Each function is a fixed number of queries."""
+combine (filters.py), paged by keyset on (finished_at, id), never OFFSET, so that a page deep
+in a million games costs what the first one does; and the players' results per game (counted
+as each game ends, results.py). Each function is a fixed number of queries."""
 
 from __future__ import annotations
 
@@ -9,196 +9,30 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
-from html import escape
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from django import forms
-from django.db import connection, transaction
-from django.db.models import (
-    BooleanField,
-    Case,
-    Count,
-    Exists,
-    ExpressionWrapper,
-    OuterRef,
-    Q,
-    Subquery,
-    Value,
-    When,
-)
-from django.db.models.lookups import IsNull
+from django.db import connection
 from django.urls import reverse
 from django.utils.dateparse import parse_datetime
 from django.utils.functional import cached_property
-from django.utils.safestring import SafeString, mark_safe
 
+from games.archive.filters import Filters
+from games.models import Clock, Game
+from games.ui import colour
+from games.ui.wording import ending
+from games.web.inputs import ascii_int
 from mazesite.dbrouter import read_connection
-
-from .inputs import ascii_int
-from .models import Clock, Game, Move, PlayerResult, Seat
-from .ui import colour
 
 PAGE_SIZE = 25
 FEED_SIZE = 50
 RUNNING_LIMIT = 100
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
-# How a game ended, in words, from Game.result_reason. Engines may add reasons; an unknown one
-# is shown as it is.
-ENDINGS = {
-    "exit": "reached the exit",
-    "damage": "robot broke down",
-    "timeout": "out of time",
-    "resign": "resignation",
-    "deadline": "race time ran out",
-    "aborted": "aborted, no result",
-}
-
-
-def ending(reason: str) -> str:
-    return ENDINGS.get(reason, reason.replace("_", " ") or "unknown")
-
 
 def ordinal(place: int) -> str:
     suffix = "th" if 10 <= place % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(place % 10, "th")
     return f"{place}{suffix}"
-
-
-# --- filters ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Filters:
-    """What the visitor asked for. Every field is optional; they combine with AND."""
-
-    kind: str = ""
-    player: str = ""  # a username; guests' contain a space
-    result: str = ""  # "won" or "lost", by `player`
-    clock: str = ""  # a Clock value
-    bots: str = ""  # "yes": a bot sat in the game; "no": people only
-    since: date | None = None  # finished on or after this day (UTC)
-    until: date | None = None  # finished on or before this day (UTC)
-
-    def query(self, *, player: bool = True) -> dict[str, str]:
-        """The filters as URL parameters, without the empty ones."""
-        params = {
-            "game": self.kind,
-            "player": self.player if player else "",
-            "result": self.result,
-            "clock": self.clock,
-            "bots": self.bots,
-            "from": self.since.isoformat() if self.since else "",
-            "to": self.until.isoformat() if self.until else "",
-        }
-        return {k: v for k, v in params.items() if v}
-
-    @property
-    def any(self) -> bool:
-        return bool(self.query())
-
-
-class FilterForm(forms.Form):
-    """The filter form, read from the query string. A bad value is dropped with a message, not
-    turned into an error page: a shared link stays usable."""
-
-    game = forms.ChoiceField(
-        choices=[("", "any game"), *Game.Kind.choices], required=False, label="Game"
-    )
-    player = forms.CharField(max_length=150, required=False, label="Player")
-    result = forms.ChoiceField(
-        choices=[("", "any result"), ("won", "won"), ("lost", "lost")],
-        required=False,
-        label="Result",
-        help_text="won or lost by the player",
-    )
-    clock = forms.ChoiceField(
-        choices=[
-            ("", "any clock"),
-            (Clock.DAYS_3, "3 days"),
-            (Clock.DAYS_30, "30 days"),
-            (Clock.LIVE, "live"),
-        ],
-        required=False,
-        label="Clock",
-    )
-    bots = forms.ChoiceField(
-        choices=[("", "with or without bots"), ("yes", "with a bot"), ("no", "people only")],
-        required=False,
-        label="Bots",
-    )
-
-    def __init__(self, *args: Any, with_player: bool = True, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        # `from` and `to` are Python keywords, so these two are added by name.
-        date_input = forms.DateInput(attrs={"type": "date"})
-        self.fields["from"] = forms.DateField(required=False, label="From", widget=date_input)
-        self.fields["to"] = forms.DateField(required=False, label="To", widget=date_input)
-        if not with_player:
-            del self.fields["player"]
-
-    def clean(self) -> dict[str, Any]:
-        data = super().clean() or {}
-        since, until = data.get("from"), data.get("to")
-        if since and until and since > until:
-            self.add_error("to", "The end date is before the start date.")
-        if data.get("result") and "player" in self.fields and not data.get("player"):
-            self.add_error("result", "Choose a player to see the games they won or lost.")
-        return data
-
-    def controls_html(self) -> SafeString:
-        """The fields as HTML (a label around each control): a page of games is drawn often,
-        and Django's widget templates, or a template loop over the options, would cost more
-        than the database does. Every text is escaped."""
-        out = []
-        for name, f in self.fields.items():
-            raw = self.data.get(name, "") if self.is_bound else ""
-            value = raw if isinstance(raw, str) else ""
-            if isinstance(f, forms.ChoiceField):
-                choices: list[tuple[str, str]] = list(f.choices)  # type: ignore[arg-type]
-                options = "".join(
-                    f'<option value="{escape(v)}"{" selected" if v == value else ""}>'
-                    f"{escape(str(label))}</option>"
-                    for v, label in choices
-                )
-                control = f'<select name="{name}" id="id_{name}">{options}</select>'
-            else:
-                kind = "date" if isinstance(f, forms.DateField) else "search"
-                extra = ' maxlength="150" autocomplete="off"' if kind == "search" else ""
-                control = (
-                    f'<input type="{kind}" name="{name}" id="id_{name}" '
-                    f'value="{escape(value)}"{extra}>'
-                )
-            out.append(
-                f'<label class="filter filter-{name}" for="id_{name}">'
-                f"<span>{escape(str(f.label))}</span> {control}</label>\n"
-            )
-        return mark_safe("".join(out))  # every text escaped above
-
-    def filters(self, *, player: str = "") -> Filters:
-        """The valid filters; invalid fields are left out (their errors show on the form)."""
-        data = self.cleaned_data if self.is_bound and hasattr(self, "cleaned_data") else {}
-
-        def ok(name: str) -> Any:
-            return None if name in self.errors else data.get(name)
-
-        return Filters(
-            kind=ok("game") or "",
-            player=player or (ok("player") or "").strip(),
-            result=ok("result") or "",
-            clock=ok("clock") or "",
-            bots=ok("bots") or "",
-            since=ok("from"),
-            until=ok("to"),
-        )
-
-
-def filters_from(params: Any, *, player: str = "") -> tuple[FilterForm, Filters]:
-    """The form, bound to the query string, and the filters it gives. With `player`, the page
-    is that player's: the form has no player field."""
-    form = FilterForm(params, with_player=not player)
-    form.is_valid()
-    return form, form.filters(player=player)
 
 
 def _day_start(day: date) -> datetime:
@@ -551,102 +385,6 @@ class Streak:
 class Summary:
     results: list[Results]  # per game kind
     streak: Streak | None  # None: no finished game yet
-
-
-# In the SQL of both Django back ends the site runs on: PostgreSQL, and SQLite for `make run`.
-RESULTS_ADD = """
-    INSERT INTO games_playerresult (user_id, kind, played, won, lost, timed_out)
-    VALUES {values}
-    ON CONFLICT (user_id, kind) DO UPDATE SET
-        played = games_playerresult.played + excluded.played,
-        won = games_playerresult.won + excluded.won,
-        lost = games_playerresult.lost + excluded.lost,
-        timed_out = games_playerresult.timed_out + excluded.timed_out
-"""
-
-
-def results_count(ended: Sequence[tuple[Game, Sequence[Seat]]]) -> None:
-    """Add games that have just ended, each with all its seats placed, to their players'
-    results (PlayerResult): two queries at most for the lot. Called by services.game_end, the
-    one way a game ends; an increment, so that games ending at once for a player each count."""
-    finished = [(g, seats) for g, seats in ended if g.status == Game.Status.FINISHED]
-    crowded = [g.pk for g, seats in finished if len(seats) > 2]
-    timeouts = set(
-        Move.objects.filter(game_id__in=crowded, move__timeout=True).values_list("game_id", "seat")
-        if crowded
-        else []
-    )
-    tally: dict[tuple[int, str], list[int]] = {}
-    for game, seats in finished:
-        for seat in seats:
-            if seat.user_id is None or seat.place is None:
-                continue
-            won = seat.place == 1
-            if won:
-                timed_out = False
-            elif len(seats) > 2:
-                timed_out = (game.pk, seat.index) in timeouts
-            else:
-                timed_out = game.result_reason == "timeout"
-            played_won_lost_timed = tally.setdefault((seat.user_id, game.kind), [0, 0, 0, 0])
-            played_won_lost_timed[0] += 1
-            played_won_lost_timed[1 if won else 2] += 1
-            played_won_lost_timed[3] += timed_out
-    if not tally:
-        return
-    # In a fixed order, so that two transactions ending games lock the rows in turn.
-    params: list[int | str] = []
-    for (user_id, kind), figures in sorted(tally.items()):
-        params += [user_id, kind, *figures]
-    values = ", ".join(["(%s, %s, %s, %s, %s, %s)"] * len(tally))
-    with connection.cursor() as cursor:
-        cursor.execute(RESULTS_ADD.format(values=values), params)
-
-
-@transaction.atomic
-def results_recount() -> None:
-    """Every player's results counted again from every finished game, by the rule of
-    results_count: for games stored without services.game_end (bench/archive.py fills with
-    SQL; tests make games in bulk; `manage.py results_recount`). In one transaction, so that a
-    player page never reads the table half counted."""
-    # A LIMIT 1 subquery, not EXISTS: PostgreSQL may turn an EXISTS into one scan of every
-    # seat, hashed; this stays one probe of seat_unique_index per lost seat.
-    third_seat = Subquery(Seat.objects.filter(game=OuterRef("game_id"), index=2).values("id")[:1])
-    timeout_move = Move.objects.filter(
-        game=OuterRef("game_id"), seat=OuterRef("index"), move__timeout=True
-    )
-    lost_on_time = Case(
-        When(place=1, then=Value(False)),
-        When(IsNull(third_seat, False), then=Exists(timeout_move)),
-        default=ExpressionWrapper(Q(game__result_reason="timeout"), output_field=BooleanField()),
-        output_field=BooleanField(),
-    )
-    counts = (
-        Seat.objects.filter(
-            user__isnull=False, place__isnull=False, game__status=Game.Status.FINISHED
-        )
-        .annotate(lost_on_time=lost_on_time)
-        .values("user", "game__kind")
-        .annotate(
-            played=Count("id"),
-            won=Count("id", filter=Q(place=1)),
-            lost=Count("id", filter=~Q(place=1)),
-            timed_out=Count("id", filter=Q(lost_on_time=True)),
-        )
-        .order_by()
-    )
-    PlayerResult.objects.all().delete()
-    PlayerResult.objects.bulk_create(
-        PlayerResult(
-            user_id=c["user"],
-            kind=c["game__kind"],
-            played=c["played"],
-            won=c["won"],
-            lost=c["lost"],
-            timed_out=c["timed_out"],
-        )
-        for c in counts.iterator(chunk_size=10_000)
-    )
 
 
 @dataclass(frozen=True)

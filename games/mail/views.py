@@ -13,9 +13,9 @@ from django.shortcuts import redirect, render
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
-from . import notifications
-from .models import EmailPreferences
-from .notifications import NotificationError
+from games.mail import preferences, watching
+from games.mail.preferences import NotificationError
+from games.models import EmailPreferences
 
 
 class EmailPreferencesForm(forms.ModelForm):
@@ -37,16 +37,16 @@ def game_watched(request: HttpRequest, game_id: int) -> None:
     `request.user`, to keep the poll at one query for the session and none for the user."""
     user_id = request.session.get(SESSION_KEY)
     if user_id is not None:
-        notifications.watching_mark(game_id=game_id, user_id=int(user_id))
+        watching.watching_mark(game_id=game_id, user_id=int(user_id))
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
 @login_required
 def email_settings(request: HttpRequest) -> HttpResponse:
     user = request.user
-    form = EmailPreferencesForm(request.POST or None, instance=notifications.preferences_for(user))
+    form = EmailPreferencesForm(request.POST or None, instance=preferences.preferences_for(user))
     if request.method == "POST" and form.is_valid():
-        notifications.preferences_update(
+        preferences.preferences_update(
             user=user,
             turn_mails=form.cleaned_data["turn_mails"],
             reminder=form.cleaned_data["reminder"],
@@ -58,7 +58,7 @@ def email_settings(request: HttpRequest) -> HttpResponse:
     context = {
         "form": form,
         "address": getattr(user, "email", ""),
-        "verified": bool(notifications.verified_address(user)),
+        "verified": bool(preferences.verified_address(user)),
         "digest_hour": settings.DIGEST_HOUR_UTC,
     }
     return render(request, "accounts/email_settings.html", context, status=status)
@@ -71,15 +71,15 @@ def email_settings(request: HttpRequest) -> HttpResponse:
 def unsubscribe(request: HttpRequest, token: str) -> HttpResponse:
     try:
         if request.method == "POST":
-            user, kind = notifications.unsubscribe(token=token)
+            user, kind = preferences.unsubscribe(token=token)
         else:
-            user, kind = notifications.unsubscribe_read(token=token)
+            user, kind = preferences.unsubscribe_read(token=token)
     except NotificationError as exc:
         return render(request, "notifications/unsubscribe.html", {"error": str(exc)}, status=400)
     context = {
         "done": request.method == "POST",
         "name": user.get_username(),
-        "what": notifications.UNSUBSCRIBE_WHAT[notifications.Kind(kind)],
+        "what": preferences.UNSUBSCRIBE_WHAT[preferences.Kind(kind)],
         "token": token,
     }
     return render(request, "notifications/unsubscribe.html", context)

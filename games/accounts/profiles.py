@@ -19,11 +19,11 @@ from django.http import HttpRequest
 from django.template.loader import render_to_string
 from django.urls import reverse
 
-from .models import Profile
+from games.models import Profile
 
 logger = logging.getLogger(__name__)
 
-AUTH_BACKEND = "django.contrib.auth.backends.ModelBackend"
+AUTH_BACKEND = "games.accounts.backends.ProfileBackend"
 EMAIL_VERIFY_SALT = "mazesite.accounts.email_verify"
 EMAIL_VERIFY_MAX_AGE = timedelta(days=7)
 # Guests are named `Guest NNNNN`; a registered name that looked like one would mislead players.

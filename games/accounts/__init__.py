@@ -1,0 +1,1 @@
+"""Accounts: sign-up, e-mail, guests, profiles and their pages."""

@@ -1,0 +1,1 @@
+"""Mail to players: the outbox, reminders, digests, unsubscribe, and their pages."""

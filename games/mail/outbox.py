@@ -1,0 +1,343 @@
+"""Mails about games: who gets which, the outbox that sends each one once, and sending.
+
+Rows are made inside a service's transaction, under the game's lock, and a task queued on commit
+sends them: a move that rolls back leaves no row and queues nothing. The unique key of a row
+(game, seat, ply, kind; user and day for a digest) makes a second task for the same mail find it
+there; the row's lock, held while sending, makes two tasks at once send it once.
+
+The outbox is the queue, not the broker: a pending row holds when it is next due
+(`Outbox.next_try_at`) and the sweep queues the rows whose time has come. That one column covers
+a task that was lost (the broker down at commit, a worker killed: due again `task_grace()` after
+it was queued, about a minute), a send that failed (due again after its backoff), and a "your
+turn" mail held while the player has the game open (due again when they leave)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta
+from smtplib import SMTPException
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.mail import EmailMultiAlternatives
+from django.db import transaction
+from django.db.models import QuerySet
+from django.template.loader import render_to_string
+from django.urls import reverse
+
+from games import clock, queueing
+from games.mail import preferences, watching
+from games.models import EmailPreferences, Game, Move, Outbox, Seat
+from games.ui import wording
+
+logger = logging.getLogger(__name__)
+User = get_user_model()
+Kind = Outbox.Kind
+TurnMails = EmailPreferences.TurnMails
+
+
+# What a mail server or the network raises; the mail is tried again after a backoff.
+SEND_ERRORS: tuple[type[Exception], ...] = (SMTPException, OSError)
+
+
+# Tries of a mail the server refuses: again after 30 s, 1, 2, 4 and 8 minutes, then failed.
+MAX_ATTEMPTS = 6
+
+
+RETRY_BACKOFF = timedelta(seconds=30)
+
+
+# A queued mail task that has not settled its row within this many sweeps was lost.
+TASK_GRACE_SWEEPS = 4
+
+
+def people() -> QuerySet[Any]:
+    return User.objects.select_related("profile", "email_preferences")
+
+
+def mail_rows(
+    *, game: Game, people: Sequence[tuple[Seat, Any]], kind: str, ply: int
+) -> list[Outbox]:
+    """An outbox row, not saved, for each (seat, user) who wants this mail."""
+    lost_at = clock.now() + task_grace()
+    return [
+        Outbox(game=game, seat=seat.index, ply=ply, kind=kind, user=user, next_try_at=lost_at)
+        for seat, user in people
+        if user is not None
+        and not seat.bot
+        and preferences.verified_address(user)
+        and preferences.wants(preferences.preferences_for(user), kind)
+    ]
+
+
+def mails_queue(rows: Sequence[Outbox]) -> None:
+    """Save the rows that are not there already and send them on commit. Under the games'
+    locks, so no other transaction makes these games' rows meanwhile."""
+    if not rows:
+        return
+    there = set(
+        Outbox.objects.filter(
+            game_id__in={row.game_id for row in rows},
+            kind__in={row.kind for row in rows},
+            ply__in={row.ply for row in rows},
+        ).values_list("game_id", "seat", "ply", "kind")
+    )
+    created = Outbox.objects.bulk_create(
+        [row for row in rows if (row.game_id, row.seat, row.ply, row.kind) not in there]
+    )
+    send_on_commit(row.pk for row in created)
+
+
+def task_grace() -> timedelta:
+    """How long after its task was queued a pending mail counts as lost and is queued again:
+    TASK_GRACE_SWEEPS sweeps (a minute at the default 15 s). A task runs within seconds, so a
+    mail whose queueing was lost (the broker down at commit, a worker killed) goes out within a
+    minute or two; a second task for a mail that was only slow finds it sent, or locked."""
+    return timedelta(seconds=TASK_GRACE_SWEEPS * settings.SWEEP_INTERVAL_SECONDS)
+
+
+def send_on_commit(outbox_ids: Iterable[int]) -> None:
+    """Queue a task for each of these rows on commit; their `next_try_at` is `task_grace()`
+    later, for the sweep to find them if the task never comes."""
+    queueing.queue_on_commit(queueing.MAIL_SEND, [(pk,) for pk in outbox_ids])
+
+
+# --- sending ---------------------------------------------------------------------------------
+
+
+def outbox_send(*, outbox_id: int) -> str | None:
+    """Send one outbox mail, unless it went out already or is not wanted any more. Returns the
+    row's new status, or None if there was nothing to do (it is not pending, or another task
+    has it). A mail that cannot go out now stays pending with the time of its next try, for the
+    sweep: a "your turn" mail while the player has the game open is held until they leave; a
+    send error is recorded and tried again after a backoff, MAX_ATTEMPTS times at most (then
+    the mail is failed)."""
+    with transaction.atomic():
+        # Locked while sending: a second task for the same row skips it and, if the first one
+        # dies, the lock goes with its connection and the row is still pending.
+        row = Outbox.objects.select_for_update(skip_locked=True).filter(pk=outbox_id).first()
+        if row is None or row.status != Outbox.Status.PENDING:
+            return None
+        user = User.objects.select_related("profile", "email_preferences").get(pk=row.user_id)
+        now = clock.now()
+        reason = _not_wanted(row, user)
+        held_until = None if reason else _held_until(row)
+        if held_until is not None:
+            row.next_try_at = held_until
+            row.note = "held while the player has the game open"
+            row.save(update_fields=["next_try_at", "note"])
+            return row.status
+        message = None if reason else _message(row, user)
+        if message is None:
+            row.status = Outbox.Status.SKIPPED
+            row.note = reason or "nothing to tell"
+            row.save(update_fields=["status", "note"])
+            return row.status
+        row.to_email = message.to[0]
+        row.subject = message.subject[:200]
+        row.attempts += 1
+        try:
+            message.send()
+        except SEND_ERRORS as exc:
+            row.note = f"{type(exc).__name__}: {exc}"[:2000]
+            if row.attempts >= MAX_ATTEMPTS:
+                row.status = Outbox.Status.FAILED
+            else:
+                row.next_try_at = now + RETRY_BACKOFF * 2 ** (row.attempts - 1)
+            logger.warning("mail %s, try %s: %s", row.pk, row.attempts, row.note)
+        else:
+            row.status = Outbox.Status.SENT
+            row.sent_at = now
+            row.note = ""
+        row.save()
+    return row.status
+
+
+def _not_wanted(row: Outbox, user: Any) -> str:
+    """Why this mail should not go out at all, or ""."""
+    if not preferences.verified_address(user):
+        return "no verified address"
+    if not preferences.wants(preferences.preferences_for(user), row.kind):
+        return "switched off in the email settings"
+    if row.kind in {Kind.YOUR_TURN, Kind.REMINDER}:
+        seat = (
+            Seat.objects.filter(game_id=row.game_id or 0, index=row.seat or 0)
+            .select_related("game")
+            .first()
+        )
+        if seat is None or seat.game.status != Game.Status.ACTIVE:
+            return "the game is over"
+        # The turn this mail is about is the one that started at the row's ply; a seat that has
+        # moved since may be to move again, in a later turn with a mail of its own.
+        if (
+            seat.user_id != user.pk
+            or seat.deadline is None
+            or Move.objects.filter(game_id=seat.game_id, seat=seat.index, ply__gt=row.ply).exists()
+        ):
+            return "the seat has moved since"
+    return ""
+
+
+def _held_until(row: Outbox) -> datetime | None:
+    """Until when a "your turn" mail waits because the player has the game open, or None."""
+    if row.kind != Kind.YOUR_TURN or row.game_id is None:
+        return None
+    return watching.watching_until(game_id=row.game_id, user_id=row.user_id)
+
+
+def _message(row: Outbox, user: Any) -> EmailMultiAlternatives | None:
+    context = _context(row, user)
+    if context is None:
+        return None
+    name = row.kind
+    subject = " ".join(render_to_string(f"emails/{name}_subject.txt", context).split())
+    text = render_to_string(f"emails/{name}_body.txt", context)
+    html = render_to_string(f"emails/{name}_body.html", context)
+    message = EmailMultiAlternatives(
+        subject,
+        text,
+        to=[preferences.verified_address(user)],
+        headers={
+            # RFC 8058: one POST to this address unsubscribes, without signing in.
+            "List-Unsubscribe": f"<{context['unsubscribe_url']}>",
+            "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
+            "Auto-Submitted": "auto-generated",
+        },
+    )
+    message.attach_alternative(html, "text/html")
+    return message
+
+
+def _context(row: Outbox, user: Any) -> dict[str, Any] | None:
+    context: dict[str, Any] = {
+        "user": user,
+        "site_url": settings.SITE_URL,
+        "settings_url": settings.SITE_URL + reverse("email_settings"),
+        "unsubscribe_url": preferences.unsubscribe_url(user_id=user.pk, kind=row.kind),
+        "unsubscribe_what": preferences.UNSUBSCRIBE_WHAT[Kind(row.kind)],
+    }
+    if row.kind == Kind.DIGEST:
+        seats = digest_seats(user.pk)
+        if not seats:
+            return None
+        now = clock.now()
+        context["games"] = [
+            {
+                "game": s.game,
+                "url": settings.SITE_URL + s.game.get_absolute_url(),
+                "left": clock.format_left(s.deadline - now) if s.deadline else "",
+                "deadline": s.deadline,
+            }
+            for s in seats
+        ]
+        return context
+    game = row.game
+    assert game is not None
+    seats = list(game.seats.select_related("user").order_by("index"))
+    mine = next(s for s in seats if s.index == row.seat)
+    context.update(
+        game=game,
+        title=game.get_kind_display(),
+        game_url=settings.SITE_URL + game.get_absolute_url(),
+        others=[s.name for s in seats if s.index != row.seat],
+        seat=mine,
+    )
+    if row.kind in {Kind.YOUR_TURN, Kind.REMINDER}:
+        assert mine.deadline is not None
+        context["deadline"] = mine.deadline
+        context["left"] = clock.format_left(mine.deadline - clock.now())
+        context["clock"] = clock.format_left(game.clock_duration or timedelta())
+        # A race has no turns: its clock runs from the start until the runner is out.
+        context["race"] = wording.steps_apart(game.kind)
+        context["out_of_time"] = wording.out_of_time(game.kind, len(seats))
+    else:
+        context.update(_result(game, seats, mine))
+    return context
+
+
+def _result(game: Game, seats: list[Seat], mine: Seat) -> dict[str, Any]:
+    """What a "game over" mail says to one seat."""
+    if game.status == Game.Status.ABORTED:
+        return {
+            "outcome": "aborted",
+            "summary": wording.ABORTED_SUMMARY,
+        }
+    winners = [s.name for s in seats if s.place == 1]
+    last = game.moves.order_by("-ply").first()
+    how = ""
+    if last is not None and last.move.get("timeout"):
+        how = wording.ran_out(_seat_name(seats, last.seat, mine))
+    elif last is not None and last.move.get("resign"):
+        how = wording.resigned(_seat_name(seats, last.seat, mine))
+    elif game.result_reason == "exit":
+        how = wording.WINNER_OUT
+    if mine.place == 1:
+        outcome = "you won"
+    elif mine.place is None:
+        outcome = "it ended"
+    else:
+        outcome = "you lost"
+    summary = f"{' and '.join(winners) or 'Nobody'} won"
+    summary += f" ({how})." if how else "."
+    return {"outcome": outcome, "summary": summary}
+
+
+def _seat_name(seats: list[Seat], index: int, mine: Seat) -> str:
+    if index == mine.index:
+        return "you"
+    return next((s.name for s in seats if s.index == index), f"seat {index}")
+
+
+# --- for the admin and the sweep -------------------------------------------------------------
+
+
+def outbox_resend(*, outbox_ids: Iterable[int]) -> int:
+    """Send stuck mails (pending or failed) again. A mail that was sent or skipped stays so."""
+    with transaction.atomic():
+        ids = list(
+            Outbox.objects.select_for_update()
+            .filter(
+                pk__in=list(outbox_ids), status__in=[Outbox.Status.PENDING, Outbox.Status.FAILED]
+            )
+            .values_list("pk", flat=True)
+        )
+        Outbox.objects.filter(pk__in=ids).update(
+            status=Outbox.Status.PENDING,
+            attempts=0,
+            note="",
+            next_try_at=clock.now() + task_grace(),
+        )
+        send_on_commit(ids)
+    return len(ids)
+
+
+def due_mails(now: datetime) -> QuerySet[Outbox]:
+    """Pending mails whose next try has come, earliest first (a range scan of the partial
+    index `outbox_pending_next_try`)."""
+    return Outbox.objects.filter(status=Outbox.Status.PENDING, next_try_at__lte=now).order_by(
+        "next_try_at"
+    )
+
+
+def outbox_queue_due(*, now: datetime, limit: int = 500) -> int:
+    """Queue a task for each pending mail whose next try has come (for the sweep), and give it
+    `task_grace()` to run. A mail that another task is sending (its row locked) is skipped."""
+    with transaction.atomic():
+        ids = list(
+            due_mails(now).select_for_update(skip_locked=True).values_list("pk", flat=True)[:limit]
+        )
+        Outbox.objects.filter(pk__in=ids).update(next_try_at=now + task_grace())
+        send_on_commit(ids)
+    return len(ids)
+
+
+def digest_seats(user_id: int) -> list[Seat]:
+    """A person's seats to move, soonest deadline first: what their digest lists."""
+    return list(
+        Seat.objects.filter(user_id=user_id, deadline__isnull=False, game__status="active")
+        .select_related("game")
+        .defer("game__state", "game__seed")
+        .order_by("deadline")
+    )

@@ -1,0 +1,96 @@
+"""The one write of `Seat.deadline` (`deadlines_set`) and the deadlines of a turn, with the
+short UPDATEs that the core and the sweep's batches write rows with. The caller holds the
+games' locks."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from django.db import connections, router
+from django.db.models import Field, Model
+
+from games import clock
+from games.engines.base import Engine
+from games.mail import notices
+from games.models import Game, Seat
+
+
+def rows_update(rows: Sequence[Model], fields: Sequence[str]) -> None:
+    """Save these fields of these rows of one model: the same short UPDATE for each row, sent
+    together (executemany; on PostgreSQL one pipeline, prepared once). Django's bulk_update
+    builds one CASE per field and row out of expressions, which takes longer than the sweep's
+    whole budget for a batch."""
+    if not rows:
+        return
+    meta = rows[0]._meta
+    connection = connections[router.db_for_write(type(rows[0]))]
+    quote = connection.ops.quote_name
+    columns: list[Field] = []
+    for name in fields:
+        field = meta.get_field(name)
+        assert isinstance(field, Field)
+        columns.append(field)
+    assert meta.pk is not None
+    sets = ", ".join(f"{quote(str(field.column))} = %s" for field in columns)
+    sql = f"UPDATE {quote(meta.db_table)} SET {sets} WHERE {quote(str(meta.pk.column))} = %s"
+    with connection.cursor() as cursor:
+        cursor.executemany(
+            sql,
+            [
+                [
+                    field.get_db_prep_save(getattr(row, field.attname), connection)
+                    for field in columns
+                ]
+                + [row.pk]
+                for row in rows
+            ],
+        )
+
+
+def turn_deadlines(game: Game, engine: Engine) -> None:
+    """A seat to move keeps the deadline it has, or gets one; every other seat has none."""
+    assert game.state is not None
+    to_move = set(engine.to_move(game.state))
+    duration = game.clock_duration
+    now = clock.now()
+    changes: list[tuple[Game, Seat, datetime | None]] = []
+    for seat in game.seats.all():
+        if seat.index not in to_move:
+            deadline = None
+        elif seat.deadline is not None:
+            deadline = seat.deadline
+        else:
+            deadline = now + duration if duration else None
+        changes.append((game, seat, deadline))
+    deadlines_set(changes)
+
+
+def deadlines_set(changes: Sequence[tuple[Game, Seat, datetime | None]]) -> None:
+    """The one write of `Seat.deadline`: each (game, seat, deadline) gives the seat a deadline
+    (its turn starts), moves it, or takes it away (None: its turn is over). Whatever sets or
+    moves a deadline (a turn, the end of a game, the admin, and later a vacation or a time bank)
+    goes through here, so that the seat's reminder stays due at the deadline minus a fifth of
+    the clock (`mail.notices.reminder_time`); a turn that starts also gets its "your turn"
+    mail. Seats whose deadline does not change are left alone; the others are changed in memory
+    too. The caller holds the games' locks (`seat_deadline_move` takes it, for a caller outside
+    a transaction)."""
+    started: list[tuple[Game, Seat]] = []
+    moved: list[tuple[Game, Seat]] = []
+    ended: list[Seat] = []
+    for game, seat, deadline in changes:
+        if deadline == seat.deadline:
+            continue
+        if deadline is None:
+            ended.append(seat)
+        elif seat.deadline is None:
+            started.append((game, seat))
+        else:
+            moved.append((game, seat))
+        seat.deadline = deadline
+    rows_update([*ended, *(s for _, s in started), *(s for _, s in moved)], ["deadline"])
+    notices.turns_ended(ended)
+    for game, seat in moved:
+        notices.deadline_moved(game=game, seat=seat)
+    for game, seat in started:
+        notices.turn_started(game=game, seat=seat)

@@ -1,0 +1,126 @@
+"""Every sentence that more than one place says: the game pages, the archive, the replays, the
+mails and the feeds take their words from here, so that they agree ("reached the exit"
+everywhere). Pure words: this module imports the engines (to know a race, whose seats step on
+their own, from a game by turns) and nothing else of the site."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import timedelta
+
+from games.engines import get_engine
+
+
+def steps_apart(kind: str) -> bool:
+    """Whether the game's seats step on their own, with no turns (a race): its words say
+    "step" and "get out" where a game by turns says "move"."""
+    return get_engine(kind).SEATS_MOVE_APART
+
+
+# --- how a game ended ------------------------------------------------------------------------
+
+# From Game.result_reason, as the archive, the replay and the feeds say it. Engines may add
+# reasons; an unknown one is shown as it is.
+ENDINGS = {
+    "exit": "reached the exit",
+    "damage": "robot broke down",
+    "timeout": "out of time",
+    "resign": "resignation",
+    "deadline": "race time ran out",
+    "aborted": "aborted, no result",
+}
+
+
+def ending(reason: str) -> str:
+    return ENDINGS.get(reason, reason.replace("_", " ") or "unknown")
+
+
+# After who won, on the game page: "alice wins (the others resigned)".
+RESULT_TEXT = {
+    "exit": "reached the exit",
+    "timeout": "the others ran out of time",
+    "resign": "the others resigned",
+    "damage": "the other robot broke down",
+    "deadline": "nobody got out: placed by cells covered",
+}
+# With one loser, the page names it.
+LOSER_TEXT = {
+    "timeout": "{} ran out of time",
+    "resign": "{} resigned",
+    "damage": "{}'s robot broke down",
+}
+
+
+def result_text(reason: str, losers: Sequence[str]) -> str:
+    """How a finished game ended, after who won, given the names of those who lost."""
+    if len(losers) == 1 and reason in LOSER_TEXT:
+        return LOSER_TEXT[reason].format(losers[0])
+    return RESULT_TEXT.get(reason, reason)
+
+
+def ran_out(name: str) -> str:
+    return f"{name} ran out of time"
+
+
+def resigned(name: str) -> str:
+    return f"{name} resigned"
+
+
+WINNER_OUT = "the winner reached the exit"  # a "game over" mail, after who won
+ABORTED_SUMMARY = (
+    "The game was aborted: nobody moved before the first deadline. There is no result."
+)
+
+# How each runner of a race left the maze (the race's results).
+HOW_OUT = {"exit": "got out", "resign": "resigned", "timeout": "ran out of time"}
+STILL_IN = "still in the maze at the end"
+
+
+def how_out(out: str | None) -> str:
+    return HOW_OUT.get(out or "", STILL_IN)
+
+
+# --- clocks and what they cost ---------------------------------------------------------------
+
+
+def out_of_time(kind: str, seats: int) -> str:
+    """What becomes of a seat whose clock runs out, as the game page and the mails say it."""
+    if steps_apart(kind):
+        return "A runner still in the maze then is out where it stands."
+    if seats > 2:
+        return "A player who runs out of time is dropped from the game."
+    return "A player who runs out of time loses."
+
+
+def resign_costs(kind: str, others: list[str]) -> str:
+    """What resigning does to the player who asks, given the names of the other seats."""
+    if steps_apart(kind):
+        return "You are out where you stand, placed by the cells you covered."
+    if len(others) > 1:
+        return "You leave the game: your marker leaves the board and the others play on."
+    return f"You lose the game: {others[0]} wins."
+
+
+def clock_rule(kind: str, seats: int, duration: timedelta | None) -> str:
+    """The game page's line under the players: what the clock gives and what running out
+    costs ("" for a live race, which has no days on its clock)."""
+    if duration is None:
+        return ""
+    given = "from the start to get out" if steps_apart(kind) else "for each move"
+    return f"{duration.days} days {given}. {out_of_time(kind, seats)}"
+
+
+def clock_words(kind: str, duration: timedelta | None) -> str:
+    """A game's clock as the lobby says it: `3 days per move`, `slow race: 30 days to get
+    out`, `live race`."""
+    if duration is None:
+        return "live race"
+    days = f"{duration.days} day{'s' if duration.days != 1 else ''}"
+    if steps_apart(kind):
+        return f"slow race: {days} to get out"
+    return f"{days} per move"
+
+
+# --- the replay ------------------------------------------------------------------------------
+
+START_APART = "The start. There are no turns: each runner steps on its own."

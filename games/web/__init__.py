@@ -1,0 +1,1 @@
+"""Request plumbing: htmx requests, input checks, middleware, rate limits, health."""

@@ -1,0 +1,263 @@
+"""Queries pinned for the pages and posts every player hits: the move POST of each game, the
+lobby (anonymous, and signed in with 20 games of one's own) and the game page of each game for
+each role (the player to move, the other player, a spectator signed in, anybody). Each count is
+taken twice, with little and with much more data (moves played, games of one's own, other
+games), and must be the same both times and the pinned number: no page grows with the data."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import time_machine
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from games.engines import mazerace as race_rules
+from games.engines import robotmaze
+from games.models import Game
+from games.play import core
+from games.play.paces import race
+from tests.conftest import a_legal_move, seat_user, to_move
+from tests.test_robotmaze_site import WAREHOUSES
+
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+pytestmark = pytest.mark.django_db
+
+# The pinned numbers. A change here is a change in what a page costs: say why in the commit.
+# The move POST answers htmx with the game's partial, so it holds a game page's reads too.
+MOVE_POST = {"cornmaze": 18, "robotmaze": 18, "mazerace": 13, "mazerace-live": 12}
+# A race's page reads no moves: it shows no log.
+BY_TURNS_PAGE = {"player": 5, "other": 5, "spectator": 5, "anonymous": 3}
+GAME_PAGE = {
+    "cornmaze": BY_TURNS_PAGE,
+    "robotmaze": BY_TURNS_PAGE,
+    "mazerace": {"player": 4, "other": 4, "spectator": 4, "anonymous": 2},
+}
+LOBBY = {"anonymous": 3, "signed-in": 7}
+
+
+def queries(call: Callable[[], Any]) -> tuple[int, Any]:
+    with CaptureQueriesContext(connection) as captured:
+        result = call()
+    return len(captured.captured_queries), result
+
+
+def client_for(user: Any) -> Client:
+    client = Client()
+    if user is not None:
+        client.force_login(user)
+    return client
+
+
+def letters(shifts: list[int]) -> list[str]:
+    return [chr(ord("a") + c) for c in shifts]
+
+
+# --- each game: a started game, and a legal move as its form posts it -------------------------
+
+
+def cornmaze_form(game: Game) -> tuple[Any, dict[str, str]]:
+    game.refresh_from_db()
+    seat = to_move(game)
+    first, second = letters(a_legal_move(game))
+    return seat_user(game, seat), {"ply": str(game.ply), "first": first, "second": second}
+
+
+def robotmaze_game(make_user: Callable[..., Any]) -> Game:
+    game = core.game_create(
+        kind="robotmaze",
+        creator=make_user(),
+        options={},
+        clock_choice="P3D",
+        seats=[core.SeatPlan(), core.SeatPlan()],
+    )
+    core.game_join(game_id=game.pk, user=make_user())
+    for seat in (0, 1):
+        game.refresh_from_db()
+        core.move_submit(
+            game_id=game.pk,
+            user=seat_user(game, seat),
+            number=game.ply,
+            move={"warehouse": WAREHOUSES[seat]},
+        )
+    game.refresh_from_db()
+    return game
+
+
+def robotmaze_form(game: Game) -> tuple[Any, dict[str, str]]:
+    game.refresh_from_db()
+    assert game.state is not None
+    (seat,) = robotmaze.to_move(game.state)
+    # A step that bumps into the edge at worst: the game goes on either way.
+    return seat_user(game, seat), {"ply": str(game.ply), "command_1": "U", "runs": "1"}
+
+
+def race_game(make_user: Callable[..., Any], clock: str) -> Game:
+    with core.bot_tasks_paused():
+        game = core.game_create(
+            kind="mazerace",
+            creator=make_user(),
+            options={"mode": "live" if clock == "live" else "slow"},
+            clock_choice=clock,
+            seats=[core.SeatPlan(), core.SeatPlan()],
+        )
+        core.game_join(game_id=game.pk, user=make_user())
+    game.refresh_from_db()
+    return game
+
+
+def race_form(game: Game, seat: int = 0) -> tuple[Any, dict[str, str]]:
+    game.refresh_from_db()
+    assert game.state is not None
+    view = race_rules.view(game.state, seat)
+    here = race_rules.mazegen.CELL_OF[view["at"]]
+    way = next(
+        d for d in view["open"] if here + race_rules.mazegen.STEP[d] != race_rules.mazegen.EXIT
+    )
+    return seat_user(game, seat), {"step": str(view["steps"]), "dir": way}
+
+
+def more_data(make_cornmaze: Callable[..., Game], user: Any = None, games: int = 20) -> None:
+    """Other games, with moves, some of them `user`'s own."""
+    for n in range(games):
+        other = make_cornmaze()
+        if user is not None and n % 2 == 0:
+            seat = other.seats.get(index=1)
+            seat.user = user
+            seat.save(update_fields=["user"])
+        mover, form = cornmaze_form(other)
+        core.move_submit(
+            game_id=other.pk,
+            user=mover,
+            number=other.ply,
+            move={"shifts": [ord(c) - ord("a") for c in (form["first"], form["second"])]},
+        )
+
+
+def post_move(game: Game, form_of: Callable[[Game], tuple[Any, dict[str, str]]]) -> int:
+    user, form = form_of(game)
+    client = client_for(user)
+    client.get(reverse("game", args=[game.pk]))  # the session and the CSRF cookie, as a page
+    ply = Game.objects.get(pk=game.pk).version
+    count, response = queries(
+        lambda: client.post(reverse("game_move", args=[game.pk]), form, **HTMX)
+    )
+    assert response.status_code == 200, response.content.decode()[:500]
+    assert Game.objects.get(pk=game.pk).version > ply  # the move was played
+    return count
+
+
+# --- the move POST -----------------------------------------------------------------------------
+
+
+def test_the_move_post_of_a_corn_maze(make_cornmaze) -> None:
+    game = make_cornmaze(seats=3)
+    first = post_move(game, cornmaze_form)
+    more_data(make_cornmaze)
+    for _ in range(3):
+        post_move(game, cornmaze_form)
+    assert (first, post_move(game, cornmaze_form)) == (MOVE_POST["cornmaze"],) * 2
+
+
+def test_the_move_post_of_a_robot_maze_race(make_user, make_cornmaze) -> None:
+    game = robotmaze_game(make_user)
+    first = post_move(game, robotmaze_form)
+    more_data(make_cornmaze)
+    for _ in range(3):
+        post_move(game, robotmaze_form)
+    assert (first, post_move(game, robotmaze_form)) == (MOVE_POST["robotmaze"],) * 2
+
+
+def test_the_move_post_of_a_slow_maze_race(make_user, make_cornmaze) -> None:
+    game = race_game(make_user, "P3D")
+    first = post_move(game, race_form)
+    more_data(make_cornmaze)
+    for _ in range(3):
+        post_move(game, race_form)
+    assert (first, post_move(game, race_form)) == (MOVE_POST["mazerace"],) * 2
+
+
+def test_the_move_post_of_a_live_maze_race(make_user, make_cornmaze) -> None:
+    with time_machine.travel("2026-06-01 12:00:00+00:00", tick=False) as traveller:
+        game = race_game(make_user, "live")
+        for seat in game.seats.all():
+            race.race_ready(game_id=game.pk, user=seat.user)
+        traveller.shift(5)  # past the countdown
+        first = post_move(game, race_form)
+        more_data(make_cornmaze)
+        for _ in range(3):
+            traveller.shift(1)  # a step lands 250 ms after the last
+            post_move(game, race_form)
+        traveller.shift(1)
+        assert (first, post_move(game, race_form)) == (MOVE_POST["mazerace-live"],) * 2
+
+
+# --- the game page of each game for each role ------------------------------------------------
+
+
+def page_counts(game: Game, clients: dict[str, Client]) -> dict[str, int]:
+    url = reverse("game", args=[game.pk])
+    counts = {}
+    for role, client in clients.items():
+        count, response = queries(lambda client=client: client.get(url))
+        assert response.status_code == 200
+        counts[role] = count
+    return counts
+
+
+@pytest.mark.parametrize("kind", ["cornmaze", "robotmaze", "mazerace"])
+def test_the_game_page_for_each_role(kind, make_user, make_cornmaze) -> None:
+    if kind == "cornmaze":
+        game, form_of = make_cornmaze(), cornmaze_form
+    elif kind == "robotmaze":
+        game, form_of = robotmaze_game(make_user), robotmaze_form
+    else:
+        game, form_of = race_game(make_user, "P3D"), race_form
+    mover, _ = form_of(game)
+    other = next(s.user for s in game.seats.all() if s.user != mover)
+    clients = {
+        "player": client_for(mover),
+        "other": client_for(other),
+        "spectator": client_for(make_user()),
+        "anonymous": client_for(None),
+    }
+    for client in clients.values():
+        client.get(reverse("lobby"))  # sessions made before counting
+    before = page_counts(game, clients)
+    more_data(make_cornmaze, user=mover)
+    for _ in range(3):
+        post_move(game, form_of)
+    game.refresh_from_db()
+    assert game.status == Game.Status.ACTIVE
+    if kind != "mazerace":  # the player to move is the other one now and then: keep the roles
+        mover_now, _ = form_of(game)
+        if mover_now != mover:
+            clients["player"], clients["other"] = clients["other"], clients["player"]
+    assert (before, page_counts(game, clients)) == (GAME_PAGE[kind], GAME_PAGE[kind])
+
+
+# --- the lobby ---------------------------------------------------------------------------------
+
+
+def test_the_lobby_anonymous_and_with_twenty_games_of_ones_own(make_user, make_cornmaze) -> None:
+    me = make_user()
+    mine, anybody = client_for(me), client_for(None)
+    mine.get(reverse("lobby"))
+    anybody.get(reverse("lobby"))
+    more_data(make_cornmaze, user=me, games=2)
+    little = {
+        "anonymous": queries(lambda: anybody.get(reverse("lobby")))[0],
+        "signed-in": queries(lambda: mine.get(reverse("lobby")))[0],
+    }
+    more_data(make_cornmaze, user=me, games=40)  # 20 more of my own, 20 of others
+    assert me.seats.count() >= 20
+    much = {
+        "anonymous": queries(lambda: anybody.get(reverse("lobby")))[0],
+        "signed-in": queries(lambda: mine.get(reverse("lobby")))[0],
+    }
+    assert (little, much) == (LOBBY, LOBBY)
