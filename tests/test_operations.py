@@ -26,6 +26,14 @@ from tests.conftest import a_legal_move, seat_user, to_move
 pytestmark = pytest.mark.django_db(databases=["default", "replica"])
 
 
+@pytest.fixture(autouse=True)
+def replica_closed() -> Iterator[None]:
+    """The "replica" alias is a second connection to the test database: closed after each
+    test, or the test database could not be dropped at the end."""
+    yield
+    connections[dbrouter.REPLICA].close()
+
+
 # --- /metrics -------------------------------------------------------------------------------
 
 
