@@ -13,7 +13,7 @@ PYTEST_ARGS ?=
 # make run PORT=8101
 PORT ?= 8000
 
-.PHONY: run test lint format install migrate worker clean
+.PHONY: run test lint format install migrate worker clean serve cluster
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -32,6 +32,18 @@ migrate: install
 # restarts a worker or beat that dies and stops everything on Ctrl-C. Mails go to this console.
 run: install
 	$(BIN)/python -m mazesite.devstack --port $(PORT)
+
+# Production serving (README "Operate"): the static files collected for the manifest storage,
+# then gunicorn with gunicorn.conf.py. Needs the production environment (DEBUG=0, SECRET_KEY,
+# DATABASE_URL, REDIS_URL, ALLOWED_HOSTS...).
+serve: install
+	$(BIN)/python manage.py collectstatic --noinput
+	$(BIN)/gunicorn -c gunicorn.conf.py mazesite.wsgi
+
+# The whole cluster on this machine, with faults (bench/cluster.py): its own PostgreSQL
+# primary and replica, Redis, two web nodes behind HAProxy, two workers, two beats.
+cluster: install
+	$(BIN)/python bench/cluster.py
 
 lint: install
 	$(BIN)/ruff check .

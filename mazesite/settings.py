@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
+
+from mazesite import logs
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("MAZESITE_VAR_DIR", BASE_DIR / "var"))
@@ -61,10 +65,12 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "template_partials",
+    "django_prometheus",
     "games",
 ]
 
 MIDDLEWARE = [
+    "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "games.web.middleware.InputGuardMiddleware",  # NUL and over-long input: 400 before any query
@@ -72,6 +78,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "mazesite.logs.RequestLogMiddleware",  # request id, user and game on every log line
+    "mazesite.dbrouter.ReplicaMiddleware",  # which database this request reads from
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -96,18 +104,52 @@ TEMPLATES = [
     },
 ]
 
-DATABASES = {
-    "default": dj_database_url.parse(
-        env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'db.sqlite3'}"),
-        conn_max_age=env_int("CONN_MAX_AGE", 0),
+# Connections (README "Performance"): persistent (CONN_MAX_AGE seconds, checked before each
+# request's first query) or psycopg's pool (DB_POOL=1, PostgreSQL only; CONN_MAX_AGE must be 0).
+DB_POOL = env_bool("DB_POOL", False)
+DB_POOL_MIN_SIZE = env_int("DB_POOL_MIN_SIZE", 2)
+DB_POOL_MAX_SIZE = env_int("DB_POOL_MAX_SIZE", 8)
+
+
+def database(url: str) -> dict[str, Any]:
+    config: dict[str, Any] = dict(
+        dj_database_url.parse(
+            url,
+            conn_max_age=env_int("CONN_MAX_AGE", 0),
+            conn_health_checks=env_bool("CONN_HEALTH_CHECKS", True),
+        )
     )
-}
-if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    # Parameters bound by the server, and a query run five times on a connection prepared:
-    # the archive's queries plan in longer than they run. Needs CONN_MAX_AGE to pay off.
-    DATABASES["default"].setdefault("OPTIONS", {}).update(
-        server_side_binding=True, prepare_threshold=5
-    )
+    if config["ENGINE"] == "django.db.backends.postgresql":
+        options: dict[str, Any] = config.setdefault("OPTIONS", {})
+        # Parameters bound by the server, and a query run five times on a connection prepared:
+        # the archive's queries plan in longer than they run. Needs long-lived connections.
+        options.update(server_side_binding=True, prepare_threshold=5)
+        if DB_POOL:
+            if config["CONN_MAX_AGE"]:
+                raise ImproperlyConfigured("DB_POOL=1 needs CONN_MAX_AGE=0 (the pool keeps them).")
+            options["pool"] = {
+                "min_size": DB_POOL_MIN_SIZE,
+                "max_size": DB_POOL_MAX_SIZE,
+                "timeout": env_int("DB_POOL_TIMEOUT", 10),
+            }
+    elif DB_POOL:
+        raise ImproperlyConfigured("DB_POOL=1 needs PostgreSQL.")
+    return config
+
+
+DATABASES = {"default": database(env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'db.sqlite3'}"))}
+# A streaming replica (optional): the archive, player pages, feeds and replays read from it
+# (mazesite/dbrouter.py); without REPLICA_DATABASE_URL everything goes to the default.
+REPLICA_DATABASE_URL = os.environ.get("REPLICA_DATABASE_URL", "")
+if REPLICA_DATABASE_URL:
+    DATABASES["replica"] = database(REPLICA_DATABASE_URL)
+    DATABASES["replica"]["TEST"] = {"MIRROR": "default"}
+READ_REPLICA = bool(REPLICA_DATABASE_URL)
+DATABASE_ROUTERS = ["mazesite.dbrouter.ReplicaRouter"]
+# After a client writes (any POST), its reads stay on the primary this long (a cookie).
+REPLICA_STICKY_SECONDS = env_int("REPLICA_STICKY_SECONDS", 10)
+# A replica that failed is left alone this long before it is tried again.
+REPLICA_RETRY_SECONDS = env_int("REPLICA_RETRY_SECONDS", 5)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # The web server, the worker's threads and the beat share the file. WAL lets readers go on
     # while one writer writes; IMMEDIATE takes the write lock when a transaction begins, so a
@@ -146,6 +188,8 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
+# Hashed names (the manifest) are cached for a year, immutable; any other file a day.
+WHITENOISE_MAX_AGE = env_int("WHITENOISE_MAX_AGE", 24 * 3600)
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
@@ -312,9 +356,33 @@ CONTENT_SECURITY_POLICY = {
 }
 MIDDLEWARE += ["csp.middleware.CSPMiddleware", "games.web.limits.LimitMiddleware"]
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-}
+MIDDLEWARE += ["django_prometheus.middleware.PrometheusAfterMiddleware"]
+
+# --- Observability (README "Operate") ----------------------------------------------------------
+# Logs: JSON lines with the request id, user and game (mazesite/logs.py); LOG_FORMAT=console
+# for people reading them.
+LOG_FORMAT = env_str("LOG_FORMAT", "console" if DEBUG else "json")
+if LOG_FORMAT not in {"json", "console"}:
+    raise ImproperlyConfigured("LOG_FORMAT must be json or console.")
+LOGGING = logs.logging_config(LOG_FORMAT, env_str("LOG_LEVEL", "INFO"))
+logs.configure()
+
+# /metrics (mazesite/metrics.py): from these networks, or with `Authorization: Bearer
+# METRICS_TOKEN`; anyone else gets a 404.
+METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
+try:
+    METRICS_ALLOWED_NETWORKS = [
+        ipaddress.ip_network(n.strip())
+        for n in env_str("METRICS_ALLOWED_IPS", "127.0.0.1/32,::1/128").split(",")
+        if n.strip()
+    ]
+except ValueError as exc:
+    raise ImproperlyConfigured(f"METRICS_ALLOWED_IPS: {exc}") from None
+PROMETHEUS_EXPORT_MIGRATIONS = False
+
+# The bare view that benches measure the site against (bench/load.py): one indexed query, at
+# /bench/yardstick. Only with BENCH_YARDSTICK=1, never by default.
+BENCH_YARDSTICK = env_bool("BENCH_YARDSTICK", False)
+
+# One beat schedules, however many are started (mazesite/beat.py).
+CELERY_BEAT_SCHEDULER = "mazesite.beat:LockedScheduler"

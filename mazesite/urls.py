@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path
 
@@ -5,6 +6,7 @@ from games.archive import views as archive_views
 from games.archive.feeds import ArchiveFeed, PlayerFeed
 from games.mail import views as mail_views
 from games.pages import views
+from mazesite import benchviews, metrics
 
 urlpatterns = [
     path("", views.lobby, name="lobby"),
@@ -31,3 +33,6 @@ urlpatterns = [
     path("accounts/", include("games.accounts.urls")),
     path("admin/", admin.site.urls),
 ]
+urlpatterns += [path("metrics", metrics.metrics, name="metrics")]
+if settings.BENCH_YARDSTICK:
+    urlpatterns += [path("bench/yardstick", benchviews.yardstick, name="bench_yardstick")]

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import copy
 import functools
 import hashlib
 import itertools
@@ -24,6 +25,22 @@ pytest_plugins = ["tests.worker_fixtures"]
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 _names = itertools.count(1)
+
+
+def _replica_alias() -> None:
+    """A "replica" connection for the router's tests (tests/test_operations.py): a second
+    connection to this test database (its TEST MIRROR). settings.DATABASES does not name it, so
+    the site reads nothing from it unless a test puts it there (mazesite.dbrouter.has_replica)."""
+    from django.db import connections
+
+    if "replica" not in connections.settings:
+        config = copy.deepcopy(connections.settings["default"])
+        config["OPTIONS"].pop("pool", None)
+        config["TEST"] = {**config.get("TEST", {}), "MIRROR": "default"}
+        connections.settings["replica"] = config
+
+
+_replica_alias()
 
 
 @pytest.fixture(autouse=True)

@@ -22,6 +22,7 @@ from games.models import Clock, Game
 from games.ui import colour
 from games.ui.wording import ending
 from games.web.inputs import ascii_int
+from mazesite.dbrouter import read_connection
 
 PAGE_SIZE = 25
 FEED_SIZE = 50
@@ -98,7 +99,7 @@ def _game_lists(params: dict[str, Any], *lists: tuple[str, str, str]) -> list[li
         for i, (source, order, limit) in enumerate(lists)
     )
     found: list[list[Row]] = [[] for _ in lists]
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:  # the replica's, where there is one
         cursor.execute(f"{selects} ORDER BY 1, 2", params)
         for list_index, _, *columns in cursor.fetchall():
             found[list_index].append(Row.of(columns))
@@ -438,7 +439,7 @@ PLAYER = """
 def player_named(name: str) -> Player | None:
     """The player of this name, with their results and streak: one query, whose cost is the
     streak's length, not the number of the player's games."""
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:  # the replica's, where there is one
         cursor.execute(PLAYER, {"name": name})
         rows = cursor.fetchall()
     if not rows:
