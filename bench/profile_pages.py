@@ -148,6 +148,17 @@ def make_data(own: int, others: int) -> dict[str, Any]:
         corn = games["cornmaze"]
         for _ in range(6):
             corn.refresh_from_db()
+            if corn.status != Game.Status.ACTIVE:  # won already: another one
+                corn = core.game_create(
+                    kind="cornmaze",
+                    creator=me,
+                    options={"size": 8},
+                    clock_choice="P3D",
+                    seats=[core.SeatPlan(), core.SeatPlan()],
+                )
+                core.game_join(game_id=corn.pk, user=you)
+                games["cornmaze"] = corn
+                continue
             assert corn.state is not None
             (seat,) = cornmaze.to_move(corn.state)
             core.move_submit(
@@ -285,6 +296,9 @@ def run(args: argparse.Namespace) -> None:
             f"  p90 {times[int(len(times) * 0.9)] * 1000:7.1f} ms"
             f"  {queries / args.requests:5.1f} queries  {len(answer.content) // 1024} KiB"
         )
+        if args.queries:
+            for q in captured.captured_queries:
+                print("   ", q["time"], q["sql"][:300])
         if args.profile:
             report(profile, args.top)
     import redis
@@ -309,6 +323,7 @@ def main() -> int:
     parser.add_argument("--own", type=int, default=500, help="running games of one's own")
     parser.add_argument("--others", type=int, default=500, help="running games of others")
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--queries", action="store_true", help="print the last request's SQL")
     parser.add_argument("--top", type=int, default=20)
     parser.add_argument(
         "--only",
