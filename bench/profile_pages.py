@@ -231,7 +231,7 @@ def run(args: argparse.Namespace) -> None:
     anonymous = Client()
     htmx = {"HX-Request": "true", "HX-Target": "game"}
     corn = data["cornmaze"]
-    playing = [corn.pk]
+    playing = [data["spare"].pop()]  # the moves are played in the copies: corn stays as it is
 
     def move_once() -> Callable[[], Any]:
         """Prepares the next move (not timed) and returns the timed POST."""
