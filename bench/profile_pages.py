@@ -10,8 +10,27 @@ persistent connections.
 It (re)creates the database `mazesite_speedbench` on the shared PostgreSQL (BENCH_SERVER_URL),
 plays a Corn maze, a Robot Maze Race and a slow Maze Race a few moves in, and gives the signed-in
 player `--own` more running Corn mazes (copies, made with bulk_create) and `--others` games of
-other players. Without --profile it prints, for each request, the median and p90 wall time and
-the queries; with --profile the functions by own and cumulative time (cProfile).
+other players. Without --profile it prints, for each request, the median and p90 wall time, the
+median CPU time of this process (the figure to compare on a shared machine) and the queries;
+with --profile the functions by own and cumulative time (cProfile).
+
+Where the time went (cProfile, 40 requests each, 500 own and 500 other running games; branch
+speed, December 2026), and what was done about it:
+- Lobby signed in (about 7x the anonymous lobby): "your games" read and drew every running game
+  of one's own (503 rows: 119,000 model instances a request, the games' state decoded, 20,000
+  template nodes): now a page of 20, ordered in SQL (archive.selectors.your_games), and every
+  list of the lobby drawn by one function per list (games/pages/rows.py) instead of a template
+  included per row.
+- Lobby anonymous: the 50 + 50 rows through `{% include %}` were about half its time (rows.py).
+- Corn maze page and the move POST (which answers with the page's partial): about two thirds in
+  the template engine, the board's 64 to 144 cells in nested loops, each number through
+  number_format: the cells and labels are now one string (ui/cornmaze.grid_svg), the
+  screen reader's table one tag (cornmaze_table_rows), the move log one format_html_join. The
+  rest of the POST is the database: 17-18 queries, 12 of them in the move's transaction
+  (games/play/, not changed here).
+- Robot Maze Race page: its up to three 10x10 grids through an included template per grid,
+  a template node per cell: now ui/robotmaze.grid_html (tag robot_grid).
+- Maze Race page: already drawn from prebuilt strings; record.json: 6 small queries, no change.
 
 Tasks a move queues go to the queue `mazesite-speedbench` of the shared Redis, which nobody
 consumes; the bench deletes it at the end.
@@ -276,24 +295,27 @@ def run(args: argparse.Namespace) -> None:
         for _ in range(10):  # warm-up: templates compiled, statements prepared
             prepare()()
         profile = cProfile.Profile()
-        times = []
+        times: list[float] = []
+        cpu: list[float] = []  # this process's CPU: less shaken by the other work on the machine
         queries = 0
         for _ in range(args.requests):
             request = prepare()
             with CaptureQueriesContext(connection) as captured:
-                started = time.perf_counter()
+                started, cpu_started = time.perf_counter(), time.process_time()
                 if args.profile:
                     profile.enable()
                 answer = request()
                 if args.profile:
                     profile.disable()
                 times.append(time.perf_counter() - started)
+                cpu.append(time.process_time() - cpu_started)
             assert answer.status_code == 200, (key, answer.status_code)
             queries += len(captured.captured_queries)
         times.sort()
         print(
             f"{name:<42} median {statistics.median(times) * 1000:7.1f} ms"
             f"  p90 {times[int(len(times) * 0.9)] * 1000:7.1f} ms"
+            f"  CPU median {statistics.median(cpu) * 1000:6.1f} ms"
             f"  {queries / args.requests:5.1f} queries  {len(answer.content) // 1024} KiB"
         )
         if args.queries:
