@@ -64,6 +64,12 @@ class Game(models.Model):
         indexes = [
             models.Index(fields=["status", "-created_at"], name="game_status_created"),
             models.Index(fields=["-finished_at", "-id"], name="game_finished"),
+            # The lobby's games in progress, the latest started first (archive.selectors).
+            models.Index(
+                fields=["-started_at"],
+                name="game_active_started",
+                condition=models.Q(status="active"),
+            ),
             models.Index(
                 fields=["race_deadline"],
                 name="game_race_deadline",

@@ -1,6 +1,7 @@
 """Queries pinned for the pages and posts every player hits: the move POST of each game, the
 lobby (anonymous, and signed in with 20 games of one's own) and the game page of each game for
-each role (the player to move, the other player, a spectator signed in, anybody). Each count is
+each role (the player to move, the other player, a spectator signed in, anybody); and the move
+POST, the game page and the lobby of players with 1 and with 500 games of their own. Each count is
 taken twice, with little and with much more data (moves played, games of one's own, other
 games), and must be the same both times and the pinned number: no page grows with the data."""
 
@@ -18,7 +19,7 @@ from django.urls import reverse
 
 from games.engines import mazerace as race_rules
 from games.engines import robotmaze
-from games.models import Game
+from games.models import Game, Seat
 from games.play import core
 from games.play.paces import race
 from tests.conftest import a_legal_move, seat_user, to_move
@@ -261,3 +262,57 @@ def test_the_lobby_anonymous_and_with_twenty_games_of_ones_own(make_user, make_c
         "signed-in": queries(lambda: mine.get(reverse("lobby")))[0],
     }
     assert (little, much) == (LOBBY, LOBBY)
+
+
+# --- 1 and 500 games of one's own ------------------------------------------------------------
+
+
+def copies(game: Game, n: int) -> list[Game]:
+    """`n` more running games between the same players, as far on as `game`, made at once."""
+    game.refresh_from_db()
+    seats = list(game.seats.all())
+    fields = ("kind", "options", "clock", "status", "seed", "seed_sha256", "state", "ply")
+    made = Game.objects.bulk_create(
+        [
+            Game(**{f: getattr(game, f) for f in fields}, started_at=game.started_at)
+            for _ in range(n)
+        ]
+    )
+    Seat.objects.bulk_create(
+        [
+            Seat(game=g, index=s.index, user=s.user, deadline=s.deadline, joined_at=s.joined_at)
+            for g in made
+            for s in seats
+        ]
+    )
+    return made
+
+
+def own_counts(game: Game, *, many: bool) -> dict[str, int]:
+    mover, form = cornmaze_form(game)
+    client = client_for(mover)
+    client.get(reverse("lobby"))  # the session made before counting
+    counts = {
+        "move": post_move(game, cornmaze_form),
+        "page": queries(lambda: client.get(reverse("game", args=[game.pk])))[0],
+        "lobby": queries(lambda: client.get(reverse("lobby")))[0],
+    }
+    if many:  # a later page of "your games" costs the first page's queries
+        counts["lobby-page-2"] = queries(lambda: client.get(reverse("lobby") + "?page=2"))[0]
+    return counts
+
+
+def test_the_move_page_and_lobby_with_one_and_with_500_games_of_ones_own(make_cornmaze) -> None:
+    game = make_cornmaze()
+    one = own_counts(game, many=False)
+    copies(game, 499)
+    for seat in game.seats.all():
+        assert seat.user is not None
+        assert seat.user.seats.filter(game__status=Game.Status.ACTIVE).count() == 500
+    many = own_counts(game, many=True)
+    expected = {
+        "move": MOVE_POST["cornmaze"],
+        "page": GAME_PAGE["cornmaze"]["player"],
+        "lobby": LOBBY["signed-in"],
+    }
+    assert (one, many) == (expected, {**expected, "lobby-page-2": LOBBY["signed-in"]})

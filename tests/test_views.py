@@ -318,3 +318,45 @@ def test_admin_lists_games_seats_moves_and_users(admin_client, make_cornmaze):
         "/admin/games/profile/",
     ]:
         assert admin_client.get(url).status_code == 200, url
+
+
+def test_your_games_are_paged_your_move_first_least_time_left_first(client, make_cornmaze):
+    from datetime import timedelta
+
+    from games import clock
+    from games.archive.selectors import YOUR_GAMES_PAGE
+    from games.models import Seat
+    from tests.test_query_counts import copies
+
+    game = make_cornmaze()
+    me = seat_user(game, to_move(game))
+    games = [game, *copies(game, 45)]
+    now = clock.now()
+    mine = Seat.objects.filter(user=me)
+    # Half of them my move, each with its own time left; in the other half I wait.
+    urgent, waiting = games[::2], games[1::2]
+    for hours, g in enumerate(urgent, start=1):
+        mine.filter(game=g).update(deadline=now + timedelta(hours=hours))
+    mine.filter(game__in=waiting).update(deadline=None)
+    client.force_login(me)
+
+    def page(number):
+        html = client.get(reverse("lobby") + f"?page={number}").content.decode()
+        section = html.split('id="your-games"')[1].split("</section>")[0]
+        ids = [int(pk) for pk in re.findall(r'<a href="/games/(\d+)/">', section)]
+        return section, ids
+
+    first, first_ids = page(1)
+    second, second_ids = page(2)
+    third, third_ids = page(3)
+    assert [len(first_ids), len(second_ids), len(third_ids)] == [YOUR_GAMES_PAGE, 20, 6]
+    assert first_ids + second_ids[:3] == [g.pk for g in urgent]  # the least time left first
+    assert sorted(second_ids[3:] + third_ids) == sorted(g.pk for g in waiting)
+    assert first.count("your move ·") == 20 and second.count("your move ·") == 3
+    # Links to the other pages, which work without JavaScript.
+    assert 'href="?page=2#your-games"' in first and "?page=0" not in first
+    assert 'href="?page=1#your-games"' in second and 'href="?page=3#your-games"' in second
+    assert 'href="?page=2#your-games"' in third and "?page=4" not in third
+    # A page past the end says so, and a page that cannot be read is the first.
+    assert "No more of your games" in page(4)[0]
+    assert page("x")[1] == first_ids

@@ -7,11 +7,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Case, F, Prefetch, QuerySet, Value, When
 
 from games import clock
 from games.engines import get_engine
-from games.models import Game, Seat
+from games.models import Clock, Game, Seat
 from games.ui import wording
 
 LOBBY_LIMIT = 50
@@ -24,15 +24,29 @@ def _with_seats(games: QuerySet[Game]) -> QuerySet[Game]:
 
 
 def open_games() -> list[Game]:
-    return list(_with_seats(Game.objects.filter(status=Game.Status.OPEN))[:LOBBY_LIMIT])
+    """At most LOBBY_LIMIT games waiting for players, the longest waiting first (the index
+    game_status_created)."""
+    return list(
+        _with_seats(Game.objects.filter(status=Game.Status.OPEN).order_by("created_at"))[
+            :LOBBY_LIMIT
+        ]
+    )
 
 
 def active_games() -> list[Game]:
+    """At most LOBBY_LIMIT games in progress, the latest started first (game_active_started)."""
     return list(
         _with_seats(Game.objects.filter(status=Game.Status.ACTIVE).order_by("-started_at"))[
             :LOBBY_LIMIT
         ]
     )
+
+
+def games_of(user: User, games: list[Game]) -> set[int]:
+    """The ids of those games (read with their seats) in which the user has a seat."""
+    if not user.is_authenticated:
+        return set()
+    return {g.pk for g in games if any(s.user_id == user.pk for s in g.seats.all())}
 
 
 @dataclass(frozen=True)
@@ -51,18 +65,67 @@ class YourGame:
         return clock.format_left(self.left) if self.left is not None else ""
 
 
-def your_games(user: User) -> list[YourGame]:
-    """Your open and running games: those where it is your move first, least time left first."""
+YOUR_GAMES_PAGE = 20
+
+
+@dataclass(frozen=True)
+class YourGames:
+    """One page of a player's open and running games (`number` from 1), and whether there are
+    more after it."""
+
+    rows: list[YourGame]
+    number: int
+    has_next: bool
+
+    @property
+    def has_previous(self) -> bool:
+        return self.number > 1
+
+    def __bool__(self) -> bool:
+        return bool(self.rows)
+
+    def __iter__(self) -> Any:
+        return iter(self.rows)
+
+
+def your_games(user: User, page: int = 1) -> YourGames:
+    """Your open and running games, a page of YOUR_GAMES_PAGE: those where it is your move
+    first, least time left first; then the other games in progress, the latest started first;
+    then the games waiting for players. One query for the seats and their games (the index
+    seat_user_finished: the seats of games not over), one for the seats of the page's games."""
     if not user.is_authenticated:
-        return []
+        return YourGames(rows=[], number=1, has_next=False)
     now = clock.now()
-    seats = (
-        Seat.objects.filter(user=user, game__status__in=[Game.Status.OPEN, Game.Status.ACTIVE])
+    page = max(1, page)
+    start = (page - 1) * YOUR_GAMES_PAGE
+    seats = list(
+        Seat.objects.filter(
+            user=user,
+            finished_at__isnull=True,
+            game__status__in=[Game.Status.OPEN, Game.Status.ACTIVE],
+        )
         .select_related("game")
         .defer("game__seed")
+        .annotate(
+            # Your move: a clock runs for you, or a race without a clock where you are still in
+            # the maze (the engine has the last word on the rows shown, _to_move_without_clock).
+            urgent=Case(
+                When(deadline__isnull=False, then=Value(0)),
+                When(game__status=Game.Status.ACTIVE, game__clock=Clock.LIVE, then=Value(1)),
+                When(game__status=Game.Status.ACTIVE, then=Value(2)),
+                default=Value(3),
+            )
+        )
+        .order_by(
+            "urgent",
+            F("deadline").asc(nulls_last=True),
+            F("game__started_at").desc(nulls_last=True),
+            "-game__created_at",
+            "-game_id",
+        )
         .prefetch_related(
             Prefetch("game__seats", queryset=Seat.objects.select_related("user").order_by("index"))
-        )
+        )[start : start + YOUR_GAMES_PAGE + 1]
     )
     rows = [
         YourGame(
@@ -71,11 +134,11 @@ def your_games(user: User) -> list[YourGame]:
             your_move=s.deadline is not None or _to_move_without_clock(s),
             left=(s.deadline - now) if s.deadline else None,
         )
-        for s in seats
+        for s in seats[:YOUR_GAMES_PAGE]
     ]
     far = datetime.max.replace(tzinfo=now.tzinfo) - now
     rows.sort(key=lambda r: (not r.your_move, r.left if r.left is not None else far))
-    return rows
+    return YourGames(rows=rows, number=page, has_next=len(seats) > YOUR_GAMES_PAGE)
 
 
 def running_games_count(user: User) -> int:

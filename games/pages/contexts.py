@@ -6,13 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.html import format_html_join
+
 from games import clock
 from games.archive.records import public_move
 from games.engines import get_engine
 from games.engines.base import JSON
 from games.models import Game, Seat
 from games.play import core
-from games.ui import colour, get_ui, wording
+from games.ui import SEAT_COLOURS, colour, get_ui, mark_html, wording
 
 
 def game_context(
@@ -37,7 +39,7 @@ def game_context(
         }
         for s in seats
     ]
-    moves = (
+    moves: list[dict[str, Any]] = (
         []
         if ui.hide_log
         else [
@@ -52,6 +54,12 @@ def game_context(
             # Only what the record shows this viewer (a race hides the other runners' steps).
             if public_move(game.kind, m.move, m.outcome, m.seat, viewer, game.is_over) is not None
         ]
+    )
+    marks = {c: mark_html(c) for c in range(SEAT_COLOURS)}
+    log = format_html_join(
+        "",
+        '<li value="{}">{} <span class="notation">{}</span></li>',
+        ((m["ply"], marks[m["colour"]], m["text"]) for m in moves),
     )
     can_join = game.status == Game.Status.OPEN and my_seat is None and any(s.is_open for s in seats)
     # A game's own page context (a live race: Ready, countdown, polling).
@@ -70,6 +78,8 @@ def game_context(
         "ui": ui,
         "board": ui.board(view, viewer, draft) if view is not None else None,
         "moves": moves,
+        # The log drawn at once: a game of hundreds of moves shows them all.
+        "log": log,
         "can_join": can_join,
         "error": error,
         "clock_text": clock.format_left(game.clock_duration) if game.clock_duration else "live",

@@ -7,6 +7,7 @@ from django.http import (
     HttpResponsePermanentRedirect,
     JsonResponse,
 )
+from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.response import TemplateResponse
 from django.templatetags.static import static
@@ -25,7 +26,7 @@ from games.engines import ENGINES, get_engine
 from games.engines.base import JSON
 from games.mail import views as mail_views
 from games.models import Game
-from games.pages import contexts
+from games.pages import contexts, rows
 from games.play import core
 from games.play.paces import race
 from games.ui import MoveInputError, get_ui, has_ui, move_number_field, wording
@@ -36,15 +37,20 @@ from games.web.inputs import ascii_int
 
 @require_safe
 def lobby(request: HtmxHttpRequest) -> HttpResponse:
-    your_games = selectors.your_games(request.user)  # type: ignore[arg-type]
+    # "Your games" is paged (?page=2): a player may have hundreds running.
+    page = ascii_int(request.GET.get("page")) or 1
+    your_games = selectors.your_games(request.user, page)  # type: ignore[arg-type]
+    open_games, active_games = selectors.open_games(), selectors.active_games()
+    mine = selectors.games_of(request.user, open_games + active_games)  # type: ignore[arg-type]
+    token = get_token(request)
     return render(
         request,
         "games/lobby.html",
         {
-            "open_games": selectors.open_games(),
-            "active_games": selectors.active_games(),
+            "open_games": rows.game_rows(open_games, mine, token) if open_games else "",
+            "active_games": rows.game_rows(active_games, mine, token) if active_games else "",
             "your_games": your_games,
-            "my_game_ids": {row.game.pk for row in your_games},
+            "your_game_rows": rows.your_game_rows(your_games),
         },
     )
 

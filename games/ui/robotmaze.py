@@ -9,12 +9,14 @@ from typing import Any
 
 from django import forms
 from django.http import QueryDict
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
 
 from games.bots import levels
 from games.engines import robotmaze as rules
 from games.engines.base import JSON
 from games.models import Clock
-from games.ui import CreateForm, GameUI, MoveInputError, colour
+from games.ui import CreateForm, GameUI, MoveInputError, colour, mark_html
 from games.web.inputs import ascii_int
 
 PERSON = "person"
@@ -227,6 +229,57 @@ def read_warehouse(text: str) -> list[str]:
     if len(cells) != rules.SIZE * rules.SIZE:
         raise MoveInputError("The warehouse form is incomplete: start again from a clear grid.")
     return [cells[i : i + rules.SIZE] for i in range(0, len(cells), rules.SIZE)]
+
+
+def grid_html(
+    rows: list[list[dict[str, Any]]],
+    columns: list[str],
+    *,
+    kind: str,
+    caption: str,
+    robot_name: str,
+    draft_url: str,
+) -> SafeString:
+    """A warehouse grid as a table, drawn here rather than by a template loop over its 100
+    cells (a page shows up to three grids): the letters across, each row's cells with their
+    classes, the robot or the program's step, and words for a screen reader; during set-up
+    each cell is a button that toggles a crate (posted to `draft_url`)."""
+    out = [
+        f'<table class="warehouse{" " + escape(kind) if kind else ""}"'
+        f"{f' aria-labelledby={chr(34)}{escape(caption)}{chr(34)}' if caption else ''}>\n"
+        "  <thead><tr><td></td>"
+        + "".join(f'<th scope="col">{escape(c)}</th>' for c in columns)
+        + "</tr></thead>\n  <tbody>\n"
+    ]
+    robot_words = f"{escape(robot_name)}'s robot"
+    for row in rows:
+        out.append(f'    <tr><th scope="row">{escape(str(row[0]["name"])[:1])}</th>\n')
+        for cell in row:
+            name = escape(cell["name"])
+            walls = f" walls-{escape(cell['walls'])}" if cell["walls"] else ""
+            out.append(f'      <td class="{escape(cell["classes"])}{walls}" data-cell="{name}">')
+            if cell["clickable"]:
+                blocks = ", blocks the way" if "blocker" in cell["classes"] else ""
+                out.append(
+                    f'<button type="submit" name="toggle" value="{name}" id="toggle-{name}"'
+                    f' formaction="{draft_url}" hx-post="{draft_url}" hx-target="#game"'
+                    f' hx-swap="outerHTML" aria-label="{name}{blocks}"'
+                    f' aria-pressed="{"true" if cell["crate"] else "false"}"'
+                    f' title="{name}"></button>'
+                )
+            else:
+                if cell["robot"]:
+                    out.append(f'<span class="robot">{mark_html(cell["robot_colour"])}</span>')
+                elif cell["step"]:
+                    out.append(
+                        f'<span class="step" aria-hidden="true">{escape(cell["step"])}</span>'
+                    )
+                robot = (robot_words + ("; " if cell["words"] else "")) if cell["robot"] else ""
+                out.append(f'<span class="visually-hidden">{robot}{escape(cell["words"])}</span>')
+            out.append("</td>\n")
+        out.append("    </tr>\n")
+    out.append("  </tbody>\n</table>")
+    return mark_safe("".join(out))  # noqa: S308 - every value escaped above
 
 
 class UI(GameUI):

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from django import template
+from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
@@ -44,6 +45,38 @@ def when(at: datetime | None) -> SafeString | str:
 @register.filter
 def clock_in_words(game: object) -> str:
     return clock_words(game.kind, game.clock_duration)  # type: ignore[attr-defined]
+
+
+@register.simple_tag
+def cornmaze_table_rows(board: dict[str, Any], seats: list[Any]) -> SafeString:
+    """The rows of a Corn maze board's table (games/ui/cornmaze.py draws them)."""
+    from games.ui.cornmaze import table_rows
+
+    return table_rows(board["rows"], lambda index: seat_name(seats, index))
+
+
+@register.simple_tag
+def robot_grid(
+    grid: dict[str, Any],
+    board: dict[str, Any],
+    seats: list[Any],
+    game: Any,
+    kind: str | None = None,
+    caption: str | None = None,
+) -> str:
+    """A Robot Maze Race warehouse grid (games/ui/robotmaze.py draws it): one of the board's
+    grids, or the set-up editor with its own `kind` and `caption`."""
+    from games.ui.robotmaze import grid_html
+
+    robot_seat = grid.get("robot_seat") if kind is None else None
+    return grid_html(
+        grid["rows"],
+        board["columns"],
+        kind=grid.get("kind") or "" if kind is None else kind,
+        caption=grid.get("id") or "" if caption is None else caption,
+        robot_name=seat_name(seats, robot_seat) if robot_seat is not None else "",
+        draft_url=reverse("game_draft", args=[game.pk]),
+    )
 
 
 @register.filter

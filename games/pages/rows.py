@@ -1,0 +1,96 @@
+"""The lobby's lists of games, drawn by one function each instead of a template included per
+row: a lobby shows up to 50 open and 50 running games and a page of one's own, and a template
+per row cost more than the rest of the page. The markup is what templates/games/lobby.html
+drew before, row for row."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
+
+from games.archive.selectors import YourGame
+from games.models import Game
+from games.ui.wording import clock_words
+
+_PK = 2_147_483_647  # a placeholder game id, replaced in each row's URL
+
+
+def _url(name: str) -> str:
+    """The URL pattern of a view that takes a game id, with `{}` for the id: one reverse()
+    for a list instead of one a row."""
+    return reverse(name, args=[_PK]).replace(str(_PK), "{}")
+
+
+def _seat_names(game: Game) -> SafeString:
+    return format_html_join(
+        "", '<span class="seat-name">{}</span>', ((s.name,) for s in game.seats.all())
+    )
+
+
+def game_rows(games: Iterable[Game], mine: set[int], csrf_token: str) -> SafeString:
+    """The open or running games of the lobby, each with Join (a seat open), Watch, or Open
+    (one of the viewer's own)."""
+    game_url, join_url = _url("game"), _url("game_join")
+    rows = []
+    for g in games:
+        url = game_url.format(g.pk)
+        if g.pk in mine:
+            action = format_html('<a class="watch" href="{}">Open</a>', url)
+        elif g.status == Game.Status.OPEN:
+            action = format_html(
+                '<form method="post" action="{}" class="inline">'
+                '<input type="hidden" name="csrfmiddlewaretoken" value="{}">'
+                '<button type="submit">Join</button></form>',
+                join_url.format(g.pk),
+                csrf_token,
+            )
+        else:
+            action = format_html('<a class="watch" href="{}">Watch</a>', url)
+        rows.append(
+            format_html(
+                '<li class="game-row">\n  <a class="game-kind" href="{}">{} #{}</a>\n'
+                '  <span class="seat-names">{}</span>\n  <span class="clock">{}</span>\n'
+                "  {}\n</li>\n",
+                url,
+                g.get_kind_display(),
+                g.pk,
+                _seat_names(g),
+                clock_words(g.kind, g.clock_duration),
+                action,
+            )
+        )
+    return SafeString("".join(rows))
+
+
+def your_game_rows(rows: Iterable[YourGame]) -> SafeString:
+    """A page of the viewer's own games: whose move, and the time left on the viewer's clock."""
+    game_url = _url("game")
+    out = []
+    for row in rows:
+        game = row.game
+        if game.status == Game.Status.OPEN:
+            state = "waiting for players"
+        elif row.your_move:
+            state = ("in the maze" if row.race else "your move") + (
+                f" · {row.left_text} left" if row.left_text else ""
+            )
+        else:
+            others = len(game.seats.all()) - 1
+            who = "runner" if row.race else "player"
+            state = f"waiting for the other {who}{'' if others == 1 else 's'}"
+        out.append(
+            format_html(
+                '<li class="game-row{}">\n  <a href="{}">{} #{}</a>\n'
+                '  <span class="seat-names">{}</span>\n  <span class="state">{}</span>\n</li>\n',
+                " your-move" if row.your_move else "",
+                game_url.format(game.pk),
+                game.get_kind_display(),
+                game.pk,
+                _seat_names(game),
+                state,
+            )
+        )
+    return SafeString("".join(out))
