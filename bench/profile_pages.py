@@ -55,7 +55,6 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 import cProfile  # noqa: E402
 import pstats  # noqa: E402
 
-SERVER = os.environ.get("BENCH_SERVER_URL", "postgres://postgres@127.0.0.1:5432").rstrip("/")
 DATABASE = "mazesite_speedbench"
 QUEUE = "mazesite-speedbench"
 WAREHOUSES = [  # two legal warehouses of 20 crates (as tests/test_robotmaze_site.py)
@@ -88,49 +87,16 @@ WAREHOUSES = [  # two legal warehouses of 20 crates (as tests/test_robotmaze_sit
 
 def setup() -> None:
     sys.path.insert(0, str(BASE_DIR))
-    for name in ("DATABASE_URL", "CELERY_QUEUE", "PYTEST_XDIST_WORKER"):
-        os.environ.pop(name, None)
-    os.environ.update(
-        DATABASE_URL=f"{SERVER}/{DATABASE}",
-        DEBUG="0",
-        CONN_MAX_AGE="600",
-        SECURE_SSL_REDIRECT="0",
-        ALLOWED_HOSTS="testserver",
-        SECRET_KEY="bench-only-not-secret",
-        CELERY_QUEUE=QUEUE,
-        MAZESITE_VAR_DIR="/tmp/mazesite-speedbench-var",
-        RATE_LIMITS="move_seat=1000000/5s",
-    )
-    os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/0")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mazesite.settings")
-    import psycopg
+    from bench.inprocess import django_on_new_database
 
-    with psycopg.connect(f"{SERVER}/postgres", autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {DATABASE}")
-    import django
-
-    django.setup()
-    from django.conf import settings
-    from django.core.management import call_command
-
-    # No collectstatic for a bench: plain static URLs instead of the manifest's hashed ones.
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
-    }
-    call_command("migrate", verbosity=0)
+    django_on_new_database(DATABASE, QUEUE, RATE_LIMITS="move_seat=1000000/5s")
 
 
 def quiet_shifts(state: Any, seat: int) -> list[int]:
-    """A legal Corn maze move that does not end the game, if there is one."""
-    from games.engines import cornmaze
+    from bench.inprocess import quiet_shifts
 
-    moves = cornmaze.legal_moves(state)
-    for m in moves:
-        if cornmaze.result(cornmaze.apply(state, seat, {"shifts": m})[0]) is None:
-            return list(m)
-    return list(moves[0])
+    moves = quiet_shifts(state, seat)
+    return moves[0]
 
 
 def make_data(own: int, others: int) -> dict[str, Any]:
