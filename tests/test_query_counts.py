@@ -33,13 +33,14 @@ pytestmark = pytest.mark.django_db
 # The move POST answers htmx with the game's partial, so it holds a game page's reads too.
 MOVE_POST = {"cornmaze": 18, "robotmaze": 18, "mazerace": 13, "mazerace-live": 12}
 # A race's page reads no moves: it shows no log.
-BY_TURNS_PAGE = {"player": 5, "other": 5, "spectator": 5, "anonymous": 3}
+# A signed-in viewer's full page reads "Your move: N" for the header and title (one query).
+BY_TURNS_PAGE = {"player": 6, "other": 6, "spectator": 6, "anonymous": 3}
 GAME_PAGE = {
     "cornmaze": BY_TURNS_PAGE,
     "robotmaze": BY_TURNS_PAGE,
-    "mazerace": {"player": 4, "other": 4, "spectator": 4, "anonymous": 2},
+    "mazerace": {"player": 5, "other": 5, "spectator": 5, "anonymous": 2},
 }
-LOBBY = {"anonymous": 3, "signed-in": 7}
+LOBBY = {"anonymous": 3, "signed-in": 8}
 
 
 def queries(call: Callable[[], Any]) -> tuple[int, Any]:

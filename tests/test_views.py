@@ -360,3 +360,48 @@ def test_your_games_are_paged_your_move_first_least_time_left_first(client, make
     # A page past the end says so, and a page that cannot be read is the first.
     assert "No more of your games" in page(4)[0]
     assert page("x")[1] == first_ids
+
+
+# --- "Your move: N" in the header and the title --------------------------------------------------
+
+
+def _title(html: str) -> str:
+    match = re.search(r"<title[^>]*>(.*?)</title>", html, re.S)
+    assert match
+    return match.group(1).strip()
+
+
+def test_the_header_and_title_count_the_games_where_it_is_your_move(
+    client, make_user, make_cornmaze
+) -> None:
+    me = make_user()
+    client.force_login(me)
+
+    def page() -> str:
+        return client.get(reverse("lobby")).content.decode()
+
+    html = page()
+    assert _title(html) == "Lobby · mazesite"
+    assert 'id="your-move"' not in html
+
+    # A game where it is the other player's move does not count.
+    theirs = make_cornmaze()
+    theirs.seats.filter(index=1 - to_move(theirs)).update(user=me)
+    html = page()
+    assert _title(html) == "Lobby · mazesite"
+    assert "Your move:" not in html
+
+    for n in (1, 2):
+        mine = make_cornmaze()
+        mine.seats.filter(index=to_move(mine)).update(user=me)
+        html = page()
+        assert _title(html) == f"({n}) Lobby · mazesite"
+        assert (
+            f'<a class="your-move" id="your-move" href="{reverse("lobby")}#your-games">'
+            f"Your move: {n}</a>" in html
+        )
+    # Every page shows it, not only the lobby.
+    assert _title(client.get(reverse("archive")).content.decode()).startswith("(2) ")
+
+    client.logout()
+    assert "Your move:" not in page()

@@ -168,3 +168,12 @@ def game_version(game_id: int) -> tuple[int, str] | None:
     """The cheap read behind polling: one row by primary key, two columns."""
     row = Game.objects.filter(pk=game_id).values_list("version", "status").first()
     return (row[0], row[1]) if row else None
+
+
+def your_move_count(user: User) -> int:
+    """How many games wait for the user's move: their seats with a clock running (one query on
+    the index seat_user_finished: the user's seats of games not over, deadline set). A live race
+    has no clock and is not counted: the runner is on its page while it lasts."""
+    if not user.is_authenticated:
+        return 0
+    return Seat.objects.filter(user=user, finished_at__isnull=True, deadline__isnull=False).count()
