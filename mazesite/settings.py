@@ -180,6 +180,8 @@ AUTHENTICATION_BACKENDS = [
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "lobby"
 LOGOUT_REDIRECT_URL = "lobby"
+# How often the lobby's "your games" refreshes itself (htmx's hx-trigger "every ..."), seconds.
+LOBBY_POLL_EVERY = f"{env_int('LOBBY_POLL_SECONDS', 20)}s"
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

@@ -405,3 +405,33 @@ def test_the_header_and_title_count_the_games_where_it_is_your_move(
 
     client.logout()
     assert "Your move:" not in page()
+
+
+def test_your_games_polls_itself_with_the_title_and_works_without_javascript(
+    client, make_user, make_cornmaze
+) -> None:
+    me = make_user()
+    client.force_login(me)
+    game = make_cornmaze()
+    game.seats.filter(index=to_move(game)).update(user=me)
+    page = client.get(reverse("lobby")).content.decode()
+    # A plain section of the page, which htmx polls.
+    assert re.search(
+        r'<section id="your-games" hx-get="/\?page=1&amp;part=your-games" '
+        r'hx-trigger="every 20s" hx-swap="outerHTML">',
+        page,
+    )
+    assert f"#{game.pk}</a>" in page
+    poll = client.get(reverse("lobby") + "?page=1&part=your-games", HTTP_HX_REQUEST="true")
+    body = poll.content.decode()
+    assert poll.status_code == 200
+    assert "<title>(1) Lobby · mazesite</title>" in body
+    assert '<section id="your-games"' in body and f"#{game.pk}</a>" in body
+    assert '<span id="your-move-slot" hx-swap-oob="true">' in body and "Your move: 1" in body
+    assert 'id="open-games"' not in body and "<header" not in body
+    # Without htmx the same address is the whole lobby.
+    assert 'id="open-games"' in client.get(reverse("lobby") + "?part=your-games").content.decode()
+    # Signed out, the poll stops (286) and shows nothing of anybody's.
+    client.logout()
+    gone = client.get(reverse("lobby") + "?part=your-games", HTTP_HX_REQUEST="true")
+    assert gone.status_code == 286 and gone.content == b""

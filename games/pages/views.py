@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from django.conf import settings
 from django.http import (
     Http404,
     HttpResponse,
@@ -40,6 +41,16 @@ def lobby(request: HtmxHttpRequest) -> HttpResponse:
     # "Your games" is paged (?page=2): a player may have hundreds running.
     page = ascii_int(request.GET.get("page")) or 1
     your_games = selectors.your_games(request.user, page)  # type: ignore[arg-type]
+    yours = {
+        "your_games": your_games,
+        "your_game_rows": rows.your_game_rows(your_games),
+        "lobby_poll_every": settings.LOBBY_POLL_EVERY,
+    }
+    if request.htmx and request.GET.get("part") == "your-games":
+        # The section's own poll: only that section, and the title with its count.
+        if not request.user.is_authenticated:
+            return HttpResponseStopPolling()
+        return render(request, "games/_your_games_poll.html", yours)
     open_games, active_games = selectors.open_games(), selectors.active_games()
     mine = selectors.games_of(request.user, open_games + active_games)  # type: ignore[arg-type]
     token = get_token(request)
@@ -49,8 +60,7 @@ def lobby(request: HtmxHttpRequest) -> HttpResponse:
         {
             "open_games": rows.game_rows(open_games, mine, token) if open_games else "",
             "active_games": rows.game_rows(active_games, mine, token) if active_games else "",
-            "your_games": your_games,
-            "your_game_rows": rows.your_game_rows(your_games),
+            **yours,
         },
     )
 
