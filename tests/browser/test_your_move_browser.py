@@ -1,0 +1,60 @@
+"""Your turn, visible: two guests in separate browsers start a Corn maze; when one moves, the
+other's lobby, left open, refreshes its "your games" by itself and its tab title starts with
+"(1) "."""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import expect
+
+from games.engines import cornmaze
+from games.models import Game
+from tests.conftest import a_legal_move
+
+
+def letter(col: int) -> str:
+    return chr(ord("a") + col)
+
+
+def test_the_other_players_lobby_title_counts_their_move_after_a_move(new_page, settings):
+    settings.LOBBY_POLL_EVERY = "1s"  # the lobby's poll, 20 s on the site
+    alice, bob = new_page(), new_page()
+
+    alice.goto("/new/cornmaze/")
+    alice.fill("input[name=size]", "6")
+    alice.click("text=Create the game")
+    alice.wait_for_url("**/games/*/")
+    game = Game.objects.get()
+    url = f"/games/{game.pk}/"
+    bob.goto("/")
+    bob.locator("#open-games").get_by_role("button", name="Join").click()
+    bob.wait_for_url(f"**{url}")
+    alice.locator("#board").wait_for()
+
+    game.refresh_from_db()
+    assert game.state is not None
+    (seat,) = cornmaze.to_move(game.state)
+    mover, other = (alice, bob) if seat == 0 else (bob, alice)
+    # The other player waits in the lobby: not their move, no count.
+    other.goto("/")
+    expect(other).to_have_title("Lobby · mazesite")
+    expect(other.locator("#your-move")).to_have_count(0)
+    expect(other.locator("#your-games")).to_contain_text("waiting for the other player")
+
+    mover.goto(url)
+    expect(mover).to_have_title(re.compile(r"^\(1\) "))
+    first, second = a_legal_move(game)
+    form = mover.locator("#move-form")
+    form.locator(f"input[name=first][value={letter(first)}]").check()
+    form.locator(f"input[name=second][value={letter(second)}]").check()
+    form.get_by_role("button", name="Play").click()
+    mover.locator("#log li[value='1']").wait_for()
+
+    # The other's lobby learns it by polling, without a reload: the title, the header, the row.
+    expect(other).to_have_title(re.compile(r"^\(1\) Lobby · mazesite$"))
+    expect(other.locator("#your-move")).to_have_text("Your move: 1")
+    expect(other.locator("#your-games .your-move")).to_have_count(1)
+    # The mover's own count is gone with their move.
+    mover.goto("/")
+    expect(mover).to_have_title("Lobby · mazesite")
