@@ -18,7 +18,7 @@ from django.utils.dateparse import parse_datetime
 from django.utils.functional import cached_property
 
 from games.archive.filters import Filters
-from games.models import Clock, Game
+from games.models import Clock, Game, Seat
 from games.ui import colour
 from games.ui.wording import ending
 from games.web.inputs import ascii_int
@@ -159,6 +159,16 @@ class Urls:
 URLS = Urls()
 
 
+def player_url(username: str) -> str:
+    """A player's page, as reverse() would give it (it quotes: guests' names have a space)."""
+    return f"{URLS.player}{quote(username, safe='@+')}/"
+
+
+def seat_url(seat: Seat) -> str:
+    """The page of a seat's player (read with its user); "" for a bot or an open seat."""
+    return player_url(seat.user.get_username()) if seat.user is not None and not seat.bot else ""
+
+
 # Rows are made 25 to a page, and read-only by use: plain slotted classes, which are quicker to
 # make than frozen ones.
 @dataclass(slots=True)
@@ -219,8 +229,7 @@ def _seat_row(index: int, bot: str, place: int | None, username: str | None) -> 
     elif username is None:
         name, url = "(open seat)", ""
     else:
-        # As reverse() quotes a path: guests' names have a space.
-        name, url = username, f"{URLS.player}{quote(username, safe='@+')}/"
+        name, url = username, player_url(username)
     return SeatRow(name, bool(bot), place, ordinal(place) if place else "", colour(index), url)
 
 

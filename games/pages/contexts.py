@@ -9,6 +9,7 @@ from typing import Any
 from django.utils.html import format_html_join
 
 from games import clock
+from games.archive.reads import seat_url
 from games.archive.records import public_move
 from games.engines import get_engine
 from games.engines.base import JSON
@@ -35,6 +36,7 @@ def game_context(
             "to_move": s.index in to_move,
             "left": clock.format_left(s.deadline - now) if s.deadline else None,
             "you": s == my_seat,
+            "url": seat_url(s),
             "dropped": bool(view and s.index in view.get("dropped", [])),
         }
         for s in seats

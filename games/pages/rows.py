@@ -8,11 +8,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from django.urls import reverse
-from django.utils.html import format_html, format_html_join
+from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
+from games.archive.reads import seat_url
 from games.archive.selectors import YourGame
-from games.models import Game
+from games.models import Game, Seat
 from games.ui.wording import clock_words
 
 _PK = 2_147_483_647  # a placeholder game id, replaced in each row's URL
@@ -24,10 +25,16 @@ def _url(name: str) -> str:
     return reverse(name, args=[_PK]).replace(str(_PK), "{}")
 
 
+def _seat_name(seat: Seat) -> SafeString:
+    """A player's name, linked to their page (guests too); a bot or an open seat as text."""
+    url = seat_url(seat)
+    if url:
+        return format_html('<span class="seat-name"><a href="{}">{}</a></span>', url, seat.name)
+    return format_html('<span class="seat-name">{}</span>', seat.name)
+
+
 def _seat_names(game: Game) -> SafeString:
-    return format_html_join(
-        "", '<span class="seat-name">{}</span>', ((s.name,) for s in game.seats.all())
-    )
+    return SafeString("".join(_seat_name(s) for s in game.seats.all()))
 
 
 def game_rows(games: Iterable[Game], mine: set[int], csrf_token: str) -> SafeString:
