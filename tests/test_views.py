@@ -435,3 +435,24 @@ def test_your_games_polls_itself_with_the_title_and_works_without_javascript(
     client.logout()
     gone = client.get(reverse("lobby") + "?part=your-games", HTTP_HX_REQUEST="true")
     assert gone.status_code == 286 and gone.content == b""
+
+
+def test_player_names_link_to_their_pages_in_the_lobby_and_the_game_page(
+    client, make_user, make_cornmaze
+) -> None:
+    game = make_cornmaze()
+    with_bot = make_cornmaze(bots=["simple"])
+    me = seat_user(game, 0)
+    client.force_login(me)
+    for url in (reverse("lobby"), reverse("game", args=[game.pk])):
+        html = client.get(url).content.decode()
+        for seat in game.seats.all():
+            assert seat.user is not None
+            name = seat.user.get_username()
+            player = reverse("player", args=[name])
+            assert f'<span class="seat-name"><a href="{player}">{name}</a></span>' in html
+    html = client.get(reverse("game", args=[with_bot.pk])).content.decode()
+    bot = with_bot.seats.get(index=1)
+    assert bot.bot
+    assert f'<span class="seat-name">{bot.name}</span>' in html  # a bot has no page
+    assert client.get(reverse("player", args=[me.get_username()])).status_code == 200
