@@ -383,6 +383,7 @@ def test_the_header_and_title_count_the_games_where_it_is_your_move(
     html = page()
     assert _title(html) == "Lobby · mazesite"
     assert 'id="your-move"' not in html
+    assert "favicon-your-move" not in html
 
     # A game where it is the other player's move does not count.
     theirs = make_cornmaze()
@@ -400,6 +401,7 @@ def test_the_header_and_title_count_the_games_where_it_is_your_move(
             f'<a class="your-move" id="your-move" href="{reverse("lobby")}#your-games">'
             f"Your move: {n}</a>" in html
         )
+    assert "favicon-your-move" in html  # the site icon's badge
     # Every page shows it, not only the lobby.
     assert _title(client.get(reverse("archive")).content.decode()).startswith("(2) ")
 
@@ -429,6 +431,12 @@ def test_your_games_polls_itself_with_the_title_and_works_without_javascript(
     assert '<section id="your-games"' in body and f"#{game.pk}</a>" in body
     assert '<span id="your-move-slot" hx-swap-oob="true">' in body and "Your move: 1" in body
     assert 'id="open-games"' not in body and "<header" not in body
+    # The site icon with its badge, swapped out of band.
+    assert re.search(
+        r'<link rel="icon" id="favicon" href="[^"]*favicon-your-move[^"]*" '
+        r'type="image/svg\+xml" hx-swap-oob="true">',
+        body,
+    )
     # Without htmx the same address is the whole lobby.
     assert 'id="open-games"' in client.get(reverse("lobby") + "?part=your-games").content.decode()
     # Signed out, the poll stops (286) and shows nothing of anybody's.

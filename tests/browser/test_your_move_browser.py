@@ -40,6 +40,7 @@ def test_the_other_players_lobby_title_counts_their_move_after_a_move(new_page, 
     other.goto("/")
     expect(other).to_have_title("Lobby · mazesite")
     expect(other.locator("#your-move")).to_have_count(0)
+    expect(other.locator("#favicon")).to_have_attribute("href", re.compile(r"/favicon\.svg$"))
     expect(other.locator("#your-games")).to_contain_text("waiting for the other player")
 
     mover.goto(url)
@@ -54,6 +55,7 @@ def test_the_other_players_lobby_title_counts_their_move_after_a_move(new_page, 
     # The other's lobby learns it by polling, without a reload: the title, the header, the row.
     expect(other).to_have_title(re.compile(r"^\(1\) Lobby · mazesite$"))
     expect(other.locator("#your-move")).to_have_text("Your move: 1")
+    expect(other.locator("#favicon")).to_have_attribute("href", re.compile("favicon-your-move"))
     expect(other.locator("#your-games .your-move")).to_have_count(1)
     # The mover's own count is gone with their move.
     mover.goto("/")
