@@ -424,6 +424,8 @@ def test_your_games_polls_itself_with_the_title_and_works_without_javascript(
         page,
     )
     assert f"#{game.pk}</a>" in page
+    finished = reverse("player", args=[me.get_username()])
+    assert f'<a href="{finished}" id="your-finished-games">Your finished games</a>' in page
     poll = client.get(reverse("lobby") + "?page=1&part=your-games", HTTP_HX_REQUEST="true")
     body = poll.content.decode()
     assert poll.status_code == 200
