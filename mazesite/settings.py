@@ -98,7 +98,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "games.pages.context.your_move",  # the header's "Your move: N", the title's (N)
+                "games.pages.context_processors.your_move",  # "Your move: N", the title's (N)
             ],
             "builtins": ["games.ui.tags"],  # mark, when, clock_in_words
         },
