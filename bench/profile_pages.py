@@ -41,6 +41,7 @@ from __future__ import annotations
 import argparse
 import io
 import os
+import random
 import re
 import statistics
 import sys
@@ -57,32 +58,6 @@ import pstats  # noqa: E402
 
 DATABASE = "mazesite_speedbench"
 QUEUE = "mazesite-speedbench"
-WAREHOUSES = [  # two legal warehouses of 20 crates (as tests/test_robotmaze_site.py)
-    [
-        "..........",
-        ".XXXXXXXXX",
-        "..........",
-        "XXXXXXXX.X",
-        "..........",
-        ".X.X......",
-        "..........",
-        "..........",
-        "..........",
-        "..........",
-    ],
-    [
-        "....X..X..",
-        "....X..X..",
-        "....X..X..",
-        "....X.....",
-        "....X.....",
-        "....X.....",
-        "....X.....",
-        "....X.....",
-        "..........",
-        "XXXXXXXXX.",
-    ],
-]
 
 
 def setup() -> None:
@@ -102,7 +77,7 @@ def quiet_shifts(state: Any, seat: int) -> list[int]:
 def make_data(own: int, others: int) -> dict[str, Any]:
     from django.contrib.auth import get_user_model
 
-    from games.engines import cornmaze
+    from games.engines import cornmaze, robotmaze
     from games.models import Game, Seat
     from games.play import core
 
@@ -125,10 +100,14 @@ def make_data(own: int, others: int) -> dict[str, Any]:
             core.game_join(game_id=game.pk, user=you)
             games[kind] = game
         robot = games["robotmaze"]
-        for seat, user in ((0, me), (1, you)):
+        rng = random.Random("profile_pages")  # the same warehouses every run
+        for user in (me, you):
             robot.refresh_from_db()
             core.move_submit(
-                game_id=robot.pk, user=user, number=robot.ply, move={"warehouse": WAREHOUSES[seat]}
+                game_id=robot.pk,
+                user=user,
+                number=robot.ply,
+                move={"warehouse": robotmaze.random_warehouse(rng)},
             )
         corn = games["cornmaze"]
         for _ in range(6):
@@ -222,6 +201,8 @@ def run(args: argparse.Namespace) -> None:
         """Prepares the next move (not timed) and returns the timed POST."""
         game = Game.objects.get(pk=playing[0])
         while game.status != Game.Status.ACTIVE:  # that one was won: play on in a copy
+            if not data["spare"]:
+                sys.exit("profile_pages: every copy of the Corn maze is over; give a larger --own")
             playing[0] = data["spare"].pop()
             game = Game.objects.get(pk=playing[0])
         assert game.state is not None
