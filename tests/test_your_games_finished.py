@@ -1,5 +1,7 @@
 """Issue 15.5's leftovers: the lobby's "your games" keeps your finished games below the running
-ones (newest first, paged); every player's name links to their page."""
+ones (newest first, paged); every player's name links to their page, the Maze Race's runner
+strip, results and Ready list and the Robot Maze Race's set-up too; a live race where you are
+still in the maze counts in "Your move"."""
 
 from __future__ import annotations
 
@@ -7,13 +9,28 @@ import re
 from datetime import timedelta
 
 import pytest
+import time_machine
+from django.test import Client
 from django.urls import reverse
 
+from games.archive import selectors
 from games.archive.reads import player_url
 from games.pages.views import YOUR_FINISHED_PAGE
+from games.play import core
+from tests.conftest import to_move
 from tests.test_archive import T0, bulk_finished
+from tests.test_mazerace_site import (
+    an_open_way,
+    at,
+    client_for,
+    make_race,
+    ready_all,
+    run_out,
+    step,
+    user_of,
+)
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("queued")]
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
@@ -82,3 +99,110 @@ def test_a_visitor_signed_out_sees_no_finished_list(client, make_user):
     bulk_finished(2, [make_user("ann"), make_user("bob")])
     page = client.get(reverse("lobby")).content.decode()
     assert 'id="your-finished"' not in page
+
+
+# --- a live race in "Your move" ----------------------------------------------------------------
+
+
+def test_a_live_race_counts_in_your_move_while_you_are_in_the_maze(make_cornmaze):
+    with time_machine.travel(T0, tick=False):
+        game = make_race(2)
+    ann, bob = user_of(game, 0), user_of(game, 1)
+    # Waiting for Ready: the race waits for you.
+    assert selectors.your_move_count(ann) == selectors.your_move_count(bob) == 1
+    with time_machine.travel(T0, tick=False):
+        ready_all(game)
+    with at(game, 0):
+        assert selectors.your_move_count(ann) == 1
+        html = client_for(ann).get(reverse("lobby")).content.decode()
+        assert "Your move: 1</a>" in html and '<title id="page-title">(1) Lobby' in html
+    # A Corn maze where it is ann's move as well: two.
+    corn = make_cornmaze()
+    corn.seats.filter(index=to_move(corn)).update(user=ann)
+    with at(game, 0):
+        assert selectors.your_move_count(ann) == 2
+    # Ann resigns: out of the race, no more her move there; bob is still in.
+    with at(game, 100):
+        core.game_resign(game_id=game.pk, user=ann)
+        assert selectors.your_move_count(ann) == 1
+        assert selectors.your_move_count(bob) == 1
+    run_out(game, 1, 500)
+    game.refresh_from_db()
+    assert game.is_over
+    assert selectors.your_move_count(bob) == 0
+
+
+def test_your_move_count_costs_one_query_without_a_live_race(
+    make_user, make_cornmaze, django_assert_num_queries
+):
+    me = make_user()
+    for _ in range(3):
+        game = make_cornmaze()
+        game.seats.filter(deadline__isnull=False).update(user=me)
+    with django_assert_num_queries(1):
+        assert selectors.your_move_count(me) == 3
+
+
+# --- every name a link -------------------------------------------------------------------------
+
+
+def test_the_runner_strip_results_and_ready_list_link_every_runner():
+    with time_machine.travel(T0, tick=False):
+        game = make_race(2, bots=("wall",))
+    ann, bob = user_of(game, 0), user_of(game, 1)
+    ann_link = f'<a href="{player_url(ann.get_username())}">{ann.get_username()}</a>'
+    bob_link = f'<a href="{player_url(bob.get_username())}">{bob.get_username()}</a>'
+    url = f"/games/{game.pk}/"
+    with time_machine.travel(T0, tick=False):
+        page = client_for(ann).get(url).content.decode()
+    ready = page.split('id="ready-list"')[1].split("</ul>")[0]
+    assert ann_link in ready and bob_link in ready and "Bot (wall)" in ready
+    assert "<a" not in ready.split("Bot (wall)")[0].rsplit("<li>", 1)[1]
+
+    with time_machine.travel(T0, tick=False):
+        ready_all(game)
+    with at(game, 0):
+        step(game, 0, an_open_way(game, 0))
+        strip = Client().get(url).content.decode().split('id="strip"')[1]
+        strip = strip.split("</ol>")[0]
+    assert ann_link in strip and bob_link in strip
+
+
+def test_a_finished_races_results_link_every_runner():
+    with time_machine.travel(T0, tick=False):
+        game = make_race(2)
+        ready_all(game)
+    ann, bob = user_of(game, 0), user_of(game, 1)
+    with at(game, 100):
+        core.game_resign(game_id=game.pk, user=ann)
+    run_out(game, 1, 500)
+    game.refresh_from_db()
+    assert game.is_over
+    results = Client().get(f"/games/{game.pk}/").content.decode()
+    results = results.split('id="results"')[1].split("</table>")[0]
+    for user in (ann, bob):
+        name = user.get_username()
+        assert f'<a href="{player_url(name)}">{name}</a>' in results
+
+
+def test_the_robot_maze_race_set_up_links_both_players(make_user):
+    ann, bob = make_user("ann"), make_user("bob")
+    game = core.game_create(
+        kind="robotmaze",
+        creator=ann,
+        options={},
+        clock_choice="P3D",
+        seats=[core.SeatPlan(), core.SeatPlan()],
+    )
+    core.game_join(game_id=game.pk, user=bob)
+    page = Client().get(f"/games/{game.pk}/").content.decode()
+    for name in ("ann", "bob"):
+        assert f'<a href="{player_url(name)}">{name}</a> is setting up' in page
+
+
+def test_archive_rows_and_the_player_page_link_every_player(client, make_user):
+    bulk_finished(1, [make_user("ann"), make_user("bob"), "simple"])
+    for url in (reverse("archive"), reverse("player", args=["ann"])):
+        page = client.get(url).content.decode()
+        for name in ("ann", "bob"):
+            assert f'<a href="{player_url(name)}">{name}</a>' in page
