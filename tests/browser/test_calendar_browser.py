@@ -4,11 +4,14 @@ new link" turns the old one into a 404."""
 
 from __future__ import annotations
 
+import pytest
 from icalendar import Calendar
 from playwright.sync_api import Page, expect
 
 from games.engines import cornmaze
 from games.models import Game
+
+pytestmark = pytest.mark.browser
 
 
 def feed_events(page: Page, link: str) -> list[str]:
