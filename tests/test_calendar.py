@@ -268,3 +268,22 @@ def test_a_bad_calendar_post_changes_nothing(client, make_user, data):
 def test_the_calendar_post_needs_a_sign_in(client):
     response = client.post("/accounts/calendar/", {"action": "new"})
     assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+
+
+def test_a_slow_race_is_one_deadline_to_get_out(client):
+    from tests.test_mazerace_site import make_race, user_of
+
+    with time_machine.travel(T0, tick=False):
+        game = make_race(2, clock="P3D")
+    ann = user_of(game, 0)
+    (event,) = events(feed(client, link_for(ann)))
+    other = user_of(game, 1).get_username()
+    assert str(event["SUMMARY"]) == f"Get out: Maze Race #{game.pk} vs {other}"
+    assert event.decoded("DTSTART") == Seat.objects.get(game=game, index=0).deadline
+
+
+def test_a_live_race_has_no_deadline_in_the_calendar(client):
+    from tests.test_mazerace_site import make_race, user_of
+
+    game = make_race(2, clock="live")
+    assert events(feed(client, link_for(user_of(game, 0)))) == []
