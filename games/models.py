@@ -218,6 +218,10 @@ class Profile(models.Model):
     # The secret of a guest's private link, which brings it back from another browser.
     guest_key = models.CharField(max_length=64, blank=True, db_index=True)
     email_verified = models.BooleanField(default=False)
+    # The calendar feed's link (games/accounts/calendar.py): "" means no link. The link's secret
+    # is derived from this and SECRET_KEY, so the database alone does not give it away; a new
+    # value makes a new link, and the old one stops working.
+    calendar_key = models.CharField(max_length=32, blank=True)
 
     def __str__(self) -> str:
         return f"profile of {self.user}"

@@ -338,6 +338,10 @@ RATE_LIMITS = env_rates(
         "join_player": "60/h",
         "create_player": "30/h",
         "move_seat": "40/5s",
+        # The calendar feed (games/accounts/calendar.py): programs fetch it about hourly.
+        "calendar_client": "120/h",
+        "calendar_feed": "60/h",
+        "calendar_link_player": "20/h",
     },
 )
 RATELIMIT_IP_META_KEY = "games.web.limits.client_ip"

@@ -140,6 +140,8 @@ def test_a_new_game_with_other_digits_is_refused_and_makes_nobody(client: Client
         ("post", "/accounts/signup/", {"username": "a\x00", "password1": PASSWORD}),
         ("post", "/accounts/login/", {"username": "x", "password": "\x00"}),
         ("post", "/accounts/password_reset/", {"email\x00": "a@example.com"}),
+        ("get", "/accounts/calendar/1.%00.ics", {}),
+        ("post", "/accounts/calendar/", {"action": "new\x00"}),
     ],
 )
 def test_a_nul_anywhere_is_refused_with_a_sentence_before_any_query(
@@ -369,3 +371,14 @@ def test_the_verify_command_explains_instead_of_a_traceback(tmp_path, record) ->
         err = io.StringIO()
         with pytest.raises(CommandError, match=message):
             call_command("verify", str(path), stdout=io.StringIO(), stderr=err)
+
+
+def test_a_calendar_link_post_with_a_wrong_action_says_so_and_changes_nothing(make_user) -> None:
+    user = make_user()
+    client = Client()
+    client.force_login(user)
+    for action in ("", "²", "renew", "x" * 300):
+        response = client.post(reverse("calendar_link"), {"action": action})
+        assert response.status_code == 400
+        assert "Choose “Make a new link” or “Stop the link”." in response.content.decode()
+        assert profiles.profile_for(user).calendar_key == ""

@@ -35,6 +35,7 @@ from django.utils import timezone
 from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
+from games.accounts import calendar
 from games.accounts.guests import guest_create
 from games.engines import ENGINES, mazerace, robotmaze
 from games.models import Game, Profile
@@ -153,12 +154,23 @@ class Site:
             "game_id": [str(game.pk), str(max(g.pk for g in self.games.values()) + 999)],
             "kind": [game.kind, "chess"],
             "name": [*names, "nobody"],
-            "token": ["x", "a" * 80],
+            "token": ["x", "a" * 80, *self.calendar_tokens],
             "key": [self.guest_key, "x"],
             "uidb64": ["MQ", "x"],
         }
         assert parameter in known, f"test_fuzz has no values for the URL parameter <{parameter}>"
         return known[parameter]
+
+    @property
+    def calendar_tokens(self) -> list[str]:
+        """The calendar feeds' secrets of the player and the guest player (a feed's URL)."""
+        tokens = []
+        for role in ("player", "guest player"):
+            user = self.users[role]
+            assert user is not None
+            token = calendar.calendar_token(user, Profile.objects.get(user=user))
+            tokens += [token] if token else []
+        return tokens
 
     @property
     def guest_key(self) -> str:
@@ -270,6 +282,9 @@ def site(db: None, settings: Any) -> Site:
         games["slow race finished"] = _finished(over, guest_player)
     for game in games.values():
         game.refresh_from_db()
+    # Calendar feeds (games/accounts/calendar.py), with their deadlines in them.
+    calendar.calendar_link_new(user=player)
+    calendar.calendar_link_new(user=guest_player)
     found = Site(games=games, users=users)
     for role, user in users.items():
         if user is not None:

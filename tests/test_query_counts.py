@@ -7,6 +7,7 @@ games), and must be the same both times and the pinned number: no page grows wit
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -40,7 +41,9 @@ GAME_PAGE = {
     "robotmaze": BY_TURNS_PAGE,
     "mazerace": {"player": 5, "other": 5, "spectator": 5, "anonymous": 2},
 }
-LOBBY = {"anonymous": 3, "signed-in": 8}
+# Signed in: one query more for "your finished games" (a page of the archive's keyset read).
+LOBBY = {"anonymous": 3, "signed-in": 9}
+LOBBY_POLL = 6  # the "your games" section's own poll (htmx): no open or running lists
 
 
 def queries(call: Callable[[], Any]) -> tuple[int, Any]:
@@ -317,3 +320,36 @@ def test_the_move_page_and_lobby_with_one_and_with_500_games_of_ones_own(make_co
         "lobby": LOBBY["signed-in"],
     }
     assert (one, many) == (expected, {**expected, "lobby-page-2": LOBBY["signed-in"]})
+
+
+def test_the_lobby_and_its_poll_with_few_and_many_finished_games_of_ones_own(
+    make_user, make_cornmaze
+) -> None:
+    from tests.test_archive import bulk_finished
+
+    me, rival = make_user(), make_user()
+    running = make_cornmaze()  # a running game of one's own, as in the other lobby counts
+    running.seats.filter(index=0).update(user=me)
+    mine = client_for(me)
+    mine.get(reverse("lobby"))
+    poll = reverse("lobby") + "?page=1&part=your-games"
+
+    def counts() -> dict[str, int]:
+        first = mine.get(reverse("lobby"))
+        older = re.search(r'href="\?page=1&amp;(done_after=[0-9.]+)#your-finished"', first.text)
+        counted = {
+            "lobby": queries(lambda: mine.get(reverse("lobby")))[0],
+            "poll": queries(lambda: mine.get(poll, **HTMX))[0],
+        }
+        if older:
+            query = "?page=1&" + older[1]
+            counted["older"] = queries(lambda: mine.get(reverse("lobby") + query))[0]
+            counted["older-poll"] = queries(lambda: mine.get(poll + "&" + older[1], **HTMX))[0]
+        return counted
+
+    bulk_finished(2, [me, rival])
+    little = counts()
+    bulk_finished(300, [rival, me, "simple"], winner=1)
+    much = counts()
+    assert little == {"lobby": LOBBY["signed-in"], "poll": LOBBY_POLL}
+    assert much == {**little, "older": LOBBY["signed-in"], "older-poll": LOBBY_POLL}

@@ -105,7 +105,11 @@ def test_set_up_by_clicks_random_and_clear_in_the_session(game):
     url = reverse("game_draft", args=[game.pk])
     page = alice.get(f"/games/{game.pk}/").content.decode()
     assert "0 of 20 crates" in page and "Place 20 more crates" in page
-    assert "alice is setting up; bob is setting up." in page
+    # Each name links to the player's page.
+    assert (
+        '<a href="/players/alice/">alice</a> is setting up; '
+        '<a href="/players/bob/">bob</a> is setting up.'
+    ) in page
 
     alice.post(url, {"warehouse": "." * 100, "toggle": "A1"})
     page = alice.get(f"/games/{game.pk}/").content.decode()

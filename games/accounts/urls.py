@@ -16,6 +16,8 @@ urlpatterns = [
     path("email/resend/", account_views.email_verify_resend, name="email_verify_resend"),
     path("verify/<str:token>/", account_views.email_verify, name="email_verify"),
     path("guest/<str:key>/", account_views.guest_return, name="guest_return"),
+    path("calendar/", account_views.calendar_link, name="calendar_link"),
+    path("calendar/<str:token>.ics", account_views.calendar_feed, name="calendar_feed"),
     # Django's views (sign-in, sign-out and password reset with our limits and steps, in
     # account_views), with our templates in templates/registration/.
     path("login/", account_views.LoginView.as_view(), name="login"),

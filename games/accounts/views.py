@@ -14,14 +14,17 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import AuthenticationForm, PasswordResetForm
 from django.contrib.auth.models import AnonymousUser, User
 from django.forms import Form
-from django.http import HttpRequest, HttpResponse, HttpResponseBase
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.cache import patch_cache_control
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
-from games.accounts import profiles
+from games.accounts import calendar, profiles
 from games.accounts.forms import ClaimForm, EmailForm, SignupForm, VerifiedPasswordResetForm
 from games.accounts.profiles import AccountError
 from games.archive import selectors
+from games.models import Profile
 from games.web import limits
 
 
@@ -164,6 +167,49 @@ def guest_return(request: HttpRequest, key: str) -> HttpResponse:
     )
 
 
+@require_safe
+def calendar_feed(request: HttpRequest, token: str) -> HttpResponse:
+    # No session: calendar programs send none. The link is the secret; an old one is a 404.
+    limits.check(request, "calendar_client", limits.client_ip(request))
+    user = calendar.calendar_user(token)
+    if user is None:
+        raise Http404("No such calendar.")
+    limits.check(request, "calendar_feed", f"user:{user.pk}")
+    body = calendar.calendar_feed(user=user, site_url=settings.SITE_URL)
+    response = HttpResponse(body, content_type="text/calendar; charset=utf-8")
+    response["Content-Disposition"] = 'inline; filename="mazesite.ics"'
+    response["X-Robots-Tag"] = "noindex"
+    # Only for the one who holds the link: never kept by a shared cache.
+    patch_cache_control(response, private=True, max_age=300)
+    return response
+
+
+CALENDAR_ACTIONS = {"new", "stop"}
+
+
+@require_POST
+@login_required
+@limits.limit("calendar_link_player", lambda request: limits.player_key(request))
+def calendar_link(request: HttpRequest) -> HttpResponse:
+    user = _signed_in(request)
+    action = request.POST.get("action")
+    if action not in CALENDAR_ACTIONS:
+        messages.error(request, "Choose “Make a new link” or “Stop the link”.")
+        return _account_page(request, status=400)
+    if action == "stop":
+        calendar.calendar_link_stop(user=user)
+        messages.success(
+            request, "Your calendar link is stopped: calendars using it get nothing new."
+        )
+    else:
+        calendar.calendar_link_new(user=user)
+        messages.success(
+            request,
+            "Here is your new calendar link. Any link you made before has stopped working.",
+        )
+    return redirect(f"{reverse('account')}#calendar")
+
+
 class PasswordChangeView(auth_views.PasswordChangeView):
     """A guest has no password to change: it sets one by claiming the account."""
 
@@ -255,8 +301,19 @@ def _account_page(
         "claim_form": claim_form or ClaimForm(),
         "email_form": email_form or EmailForm(initial={"email": user.email}),
         "has_password": user.has_usable_password(),
+        **_calendar_context(request, user, profile),
     }
     return render(request, "accounts/account.html", context, status=status)
+
+
+def _calendar_context(request: HttpRequest, user: User, profile: Profile) -> dict[str, Any]:
+    """templates/accounts/_calendar.html: the feed's link, for a browser (https) and for
+    calendar programs (webcal, the same address)."""
+    path = calendar.calendar_path(user, profile)
+    if path is None:
+        return {"calendar_link": None, "calendar_webcal": None}
+    link = request.build_absolute_uri(path)
+    return {"calendar_link": link, "calendar_webcal": "webcal://" + link.split("://", 1)[-1]}
 
 
 def _signed_in(request: HttpRequest) -> User:

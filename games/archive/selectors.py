@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.db.models import Case, F, Prefetch, QuerySet, Value, When
+from django.db.models import Case, Count, F, Prefetch, Q, QuerySet, Value, When
 
 from games import clock
 from games.engines import get_engine
@@ -171,9 +171,24 @@ def game_version(game_id: int) -> tuple[int, str] | None:
 
 
 def your_move_count(user: User) -> int:
-    """How many games wait for the user's move: their seats with a clock running (one query on
-    the index seat_user_finished: the user's seats of games not over, deadline set). A live race
-    has no clock and is not counted: the runner is on its page while it lasts."""
+    """How many games wait for the user's move: their seats with a clock running, and the live
+    races where they are still in the maze (or the race waits for their Ready). One query (the
+    index seat_user_finished: the user's seats of games not over), and a second only while the
+    user has a seat in a live race running: a live race has no clock, so the engine says who is
+    still in (as in "your games", _to_move_without_clock)."""
     if not user.is_authenticated:
         return 0
-    return Seat.objects.filter(user=user, finished_at__isnull=True, deadline__isnull=False).count()
+    seats = Seat.objects.filter(user=user, finished_at__isnull=True)
+    live = Q(deadline__isnull=True, game__status=Game.Status.ACTIVE, game__clock=Clock.LIVE)
+    counts = seats.aggregate(
+        clocks=Count("pk", filter=Q(deadline__isnull=False)), live=Count("pk", filter=live)
+    )
+    found: int = counts["clocks"]
+    if counts["live"]:
+        races = seats.filter(live).values_list("index", "game__kind", "game__state")
+        found += sum(
+            1
+            for index, kind, state in races
+            if state is not None and index in get_engine(kind).to_move(state)
+        )
+    return found

@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
-from games.archive.reads import seat_url
+from games.archive.reads import Row, seat_url
 from games.archive.selectors import YourGame
 from games.models import Game, Seat
 from games.ui.wording import clock_words
@@ -98,6 +98,40 @@ def your_game_rows(rows: Iterable[YourGame]) -> SafeString:
                 game.pk,
                 _seat_names(game),
                 state,
+            )
+        )
+    return SafeString("".join(out))
+
+
+def your_finished_rows(rows: Iterable[Row], username: str) -> SafeString:
+    """A page of the viewer's finished games, newest first: every player's name linked to their
+    page, the viewer's place, how it ended, when, and the replay."""
+    out = []
+    for row in rows:
+        names = SafeString(
+            "".join(
+                format_html('<span class="seat-name"><a href="{}">{}</a></span>', s.url, s.name)
+                if s.url
+                else format_html('<span class="seat-name">{}</span>', s.name)
+                for s in row.seats
+            )
+        )
+        mine = next((s for s in row.seats if s.url and s.name == username), None)
+        place = mine.place_text if mine is not None and mine.place_text else ""
+        state = f"you came {place} · {row.ending}" if place else row.ending
+        out.append(
+            format_html(
+                '<li class="game-row finished">\n  <a href="{}">{} #{}</a>\n'
+                '  <span class="seat-names">{}</span>\n  <span class="state">{}</span>\n'
+                '  <time datetime="{}">{}</time>\n  <a class="watch" href="{}">Replay</a>\n</li>\n',
+                row.url,
+                row.title,
+                row.id,
+                names,
+                state,
+                row.finished_iso,
+                row.finished_text,
+                row.replay_url,
             )
         )
     return SafeString("".join(out))

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.http import (
     Http404,
@@ -21,7 +23,8 @@ from django.views.decorators.http import (
 from django_htmx.http import HttpResponseStopPolling
 
 from games.accounts.guests import player_for
-from games.archive import selectors
+from games.archive import reads, selectors
+from games.archive.filters import Filters
 from games.archive.records import record_build
 from games.engines import ENGINES, get_engine
 from games.engines.base import JSON
@@ -45,6 +48,7 @@ def lobby(request: HtmxHttpRequest) -> HttpResponse:
         "your_games": your_games,
         "your_game_rows": rows.your_game_rows(your_games),
         "lobby_poll_every": settings.LOBBY_POLL_EVERY,
+        **_your_finished(request),
     }
     if request.htmx and request.GET.get("part") == "your-games":
         # The section's own poll: only that section, and the title with its count.
@@ -63,6 +67,35 @@ def lobby(request: HtmxHttpRequest) -> HttpResponse:
             **yours,
         },
     )
+
+
+YOUR_FINISHED_PAGE = 10
+
+
+def _your_finished(request: HtmxHttpRequest) -> dict[str, Any]:
+    """The lobby's "your finished games": a page of YOUR_FINISHED_PAGE, newest first, paged by
+    the archive's keyset cursors (`done_after`: older, `done_before`: newer), one query
+    (archive.reads.finished_page, along seat_user_finished)."""
+    user = request.user
+    if not user.is_authenticated:
+        return {"your_finished": None}
+    after = reads.Cursor.parse(request.GET.get("done_after"))
+    before = None if after else reads.Cursor.parse(request.GET.get("done_before"))
+    name = user.get_username()
+    page = reads.finished_page(
+        Filters(player=name), after=after, before=before, size=YOUR_FINISHED_PAGE
+    )
+    # Each pager keeps the other's place: the running games' page, the finished games' cursor.
+    done = (
+        f"done_after={after.token}" if after else (f"done_before={before.token}" if before else "")
+    )
+    return {
+        "your_finished": page,
+        "your_finished_rows": rows.your_finished_rows(page.rows, name),
+        "your_finished_older": f"done_after={page.older.token}" if page.older else "",
+        "your_finished_newer": f"done_before={page.newer.token}" if page.newer else "",
+        "your_finished_query": f"&{done}" if done else "",
+    }
 
 
 @require_http_methods(["GET", "HEAD", "POST"])

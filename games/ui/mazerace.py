@@ -307,6 +307,7 @@ class UI(GameUI):
             "strip": strip,
             "ready": [
                 {
+                    "seat": s.index,
                     "name": s.name,
                     "ready": s.ready_at is not None,
                     "colour": colour(s.index),

@@ -80,6 +80,20 @@ def robot_grid(
 
 
 @register.filter
+def seat_link(seats: list[Any], index: int) -> SafeString:
+    """The name of seat `index` in a page's seat rows, linked to the player's page (the row's
+    `url`); a bot's or an open seat's name as text."""
+    for row in seats:
+        seat = row["seat"]
+        if seat.index == index:
+            url = row.get("url")
+            if url:
+                return format_html('<a href="{}">{}</a>', url, seat.name)
+            return format_html("{}", seat.name)
+    return format_html("Seat {}", index + 1)
+
+
+@register.filter
 def seat_name(seats: list[Any], index: int) -> str:
     """The name of seat `index` in a page's seat rows (each a dict with its `seat`)."""
     for row in seats:

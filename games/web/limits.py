@@ -37,6 +37,9 @@ SENTENCES = {
     "join_player": "You have joined too many games in a short time.",
     "create_player": "You have created too many games in a short time.",
     "move_seat": "Too many moves in a short time, more than the fastest race allows.",
+    "calendar_client": "Your network has fetched too many calendar feeds.",
+    "calendar_feed": "This calendar feed was fetched too often.",
+    "calendar_link_player": "You have made too many new calendar links.",
 }
 
 View = TypeVar("View", bound=Callable[..., HttpResponseBase])

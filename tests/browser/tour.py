@@ -15,6 +15,7 @@ from django.test import Client
 from django.urls import reverse
 from playwright.sync_api import Browser, BrowserContext
 
+from games.accounts import calendar
 from games.accounts.guests import guest_create
 from games.bots import get_bot
 from games.engines import cornmaze, robotmaze
@@ -254,6 +255,8 @@ def build_tour() -> Tour:
     stop("anonymous", "guest-link-invalid", reverse("guest_return", args=["not-a-key"]))
     token = preferences.unsubscribe_token(user_id=player.pk, kind="your_turn")
     stop("anonymous", "unsubscribe", reverse("unsubscribe", args=[token]))
+    # The player's account page shows a calendar link; the guest's offers to make one.
+    calendar.calendar_link_new(user=player)
     for role in ("guest", "player"):
         stop(role, "account", reverse("account"))
         stop(role, "email-settings", reverse("email_settings"))
