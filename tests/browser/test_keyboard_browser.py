@@ -25,6 +25,22 @@ KEYS = {"N": "ArrowUp", "E": "ArrowRight", "S": "ArrowDown", "W": "ArrowLeft"}
 SEED = hashlib.sha256(b"two guests").digest()
 
 
+@pytest.fixture
+def page_for(browser, live_server):
+    """A page signed in as this user, in its own browser context, closed when the test ends:
+    a page left open would go on polling the live server after its test."""
+    contexts = []
+
+    def make(user) -> Page:
+        context = signed_in(browser, live_server.url, client_for(user))
+        contexts.append(context)
+        return context.new_page()
+
+    yield make
+    for context in contexts:
+        context.close()
+
+
 def tab_to(page: Page, selector: str, limit: int = 80) -> None:
     """Press Tab until the focus is on an element that matches `selector`."""
     for _ in range(limit):
@@ -49,7 +65,7 @@ def choose_radio(page: Page, name: str, value: str) -> None:
     assert focused(page, "value") == value and focused(page, "checked")
 
 
-def test_two_people_play_a_corn_maze_by_keyboard(browser, live_server, transactional_db):
+def test_two_people_play_a_corn_maze_by_keyboard(page_for, live_server, transactional_db):
     alice, bob = make_player(), make_player()
     with core.bot_tasks_paused():
         game = core.game_create(
@@ -65,7 +81,7 @@ def test_two_people_play_a_corn_maze_by_keyboard(browser, live_server, transacti
         core.game_join(game_id=game.pk, user=bob)
     pages = {}
     for seat, user in enumerate((alice, bob)):
-        pages[seat] = signed_in(browser, live_server.url, client_for(user)).new_page()
+        pages[seat] = page_for(user)
         pages[seat].goto(f"/games/{game.pk}/")
 
     for turn in range(10):
@@ -113,7 +129,7 @@ def run_program(page: Page, commands: str, runs: int) -> None:
     page.keyboard.press("Enter")
 
 
-def test_a_robot_maze_race_by_keyboard(browser, live_server, transactional_db):
+def test_a_robot_maze_race_by_keyboard(page_for, live_server, transactional_db):
     alice, bob = make_player(), make_player()
     with core.bot_tasks_paused():
         game = core.game_create(
@@ -124,7 +140,7 @@ def test_a_robot_maze_race_by_keyboard(browser, live_server, transactional_db):
             seats=[core.SeatPlan(), core.SeatPlan()],
         )
         core.game_join(game_id=game.pk, user=bob)
-    page = signed_in(browser, live_server.url, client_for(alice)).new_page()
+    page = page_for(alice)
     page.goto(f"/games/{game.pk}/")
 
     # A crate placed and lifted in the editor: Tab to the grid, arrows, Enter; the keyboard
@@ -191,7 +207,7 @@ def corridor_seed() -> tuple[bytes, str, str]:
 
 
 def test_a_slow_race_takes_one_step_a_press_however_long_a_key_is_held(
-    browser, live_server, transactional_db
+    page_for, live_server, transactional_db
 ):
     seed, along, turn = corridor_seed()
     alice, bob = make_player(), make_player()
@@ -207,7 +223,7 @@ def test_a_slow_race_takes_one_step_a_press_however_long_a_key_is_held(
             seed=seed, seed_sha256=hashlib.sha256(seed).hexdigest()
         )
         core.game_join(game_id=game.pk, user=bob)
-    page = signed_in(browser, live_server.url, client_for(alice)).new_page()
+    page = page_for(alice)
     page.goto(f"/games/{game.pk}/")
     expect(page.locator("#steer")).to_have_attribute("data-live", "0")
 
