@@ -91,7 +91,9 @@ def test_clock_time_adds_up(start: datetime, a: timedelta, b: timedelta, zone: Z
 
 @given(instants, st.timedeltas(min_value=timedelta(0), max_value=timedelta(days=40)), zones)
 @settings(max_examples=200, deadline=None)
-def test_the_clock_never_runs_in_a_weekend(start: datetime, span: timedelta, zone: ZoneInfo) -> None:
+def test_the_clock_never_runs_in_a_weekend(
+    start: datetime, span: timedelta, zone: ZoneInfo
+) -> None:
     end = start + span
     counted = clock.clock_between(start, end, zone)
     assert timedelta(0) <= counted <= end - start
@@ -203,8 +205,8 @@ def test_a_bank_adds_to_the_deadline_is_spent_past_the_move_time_and_refills(que
         page = Client()
         page.force_login(player_at(game, first))
         html = page.get(reverse("game", args=[game.pk])).content.decode()
-    assert "This move: <span class=\"move-left\">3 days, 0:00:00</span>" in html
-    assert "bank: <span class=\"bank-left\">6 days, 0:00:00</span>" in html
+    assert 'This move: <span class="move-left">3 days, 0:00:00</span>' in html
+    assert 'bank: <span class="bank-left">6 days, 0:00:00</span>' in html
     assert "time bank of 7 days" in html
     # The sweep reads the deadline only: one second before it, nothing; at it, a timeout.
     from games.play import sweeps
