@@ -61,11 +61,11 @@ class Game(models.Model):
     race_deadline = models.DateTimeField(null=True, blank=True)
     # Chosen at creation for a game by turns (play.core.game_create): {"bank_days": 7 or 14,
     # "weekends_off": true}; {} for the plain clock. Not the engine's: the engine never sees it.
-    clock_options = models.JSONField(default=dict, blank=True)
+    clock_options = models.JSONField(default=dict, db_default={}, blank=True)
     # What changed the clocks besides the moves, in order, as the record's `clock_events`:
     # {"at": ISO time, "seat": index, "kind": "gift", "by": index, "ply": the game's ply}.
     # Appended under the game's lock; read with the game row, so it costs no query.
-    clock_events = models.JSONField(default=list, blank=True)
+    clock_events = models.JSONField(default=list, db_default=[], blank=True)
 
     class Meta:
         indexes = [
@@ -237,7 +237,7 @@ class Profile(models.Model):
     guest_key = models.CharField(max_length=64, blank=True, db_index=True)
     email_verified = models.BooleanField(default=False)
     # An IANA zone name: the weekends of a game with weekends off are this player's own.
-    time_zone = models.CharField(max_length=64, default="UTC")
+    time_zone = models.CharField(max_length=64, default="UTC", db_default="UTC")
 
     def __str__(self) -> str:
         return f"profile of {self.user}"
