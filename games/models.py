@@ -257,8 +257,8 @@ def json_safe(value: Any) -> Any:
 
 
 class Reminder(models.Model):
-    """A reminder for a seat's turn, due when a fifth of its clock is left: at the deadline
-    minus a fifth of the clock (`mail.notices.reminder_time`), kept so by
+    """A reminder for a seat's turn, due when a fifth of its time is left: at the deadline
+    minus a fifth of the turn's time (`Game.turn_time`, `mail.notices.reminder_time`), kept so by
     `play.deadlines.deadlines_set` however the deadline is set or moved. Made when the turn starts,
     deleted when the seat moves or the game ends; the sweep turns a due one into a mail, once
     per turn. A row, not a Celery task days ahead: the database keeps time, not the broker."""

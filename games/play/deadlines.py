@@ -113,12 +113,12 @@ UTC_ZONE = ZoneInfo("UTC")
 def deadlines_set(changes: Sequence[tuple[Game, Seat, datetime | None]]) -> None:
     """The one write of `Seat.deadline`: each (game, seat, deadline) gives the seat a deadline
     (its turn starts), moves it, or takes it away (None: its turn is over). Whatever sets or
-    moves a deadline (a turn, the end of a game, the admin, and later a vacation or a time bank)
-    goes through here, so that the seat's reminder stays due at the deadline minus a fifth of
-    the clock (`mail.notices.reminder_time`); a turn that starts also gets its "your turn"
-    mail. Seats whose deadline does not change are left alone; the others are changed in memory
-    too. The caller holds the games' locks (`seat_deadline_move` takes it, for a caller outside
-    a transaction)."""
+    moves a deadline (a turn with its bank and weekends off, the end of a game, the admin, a
+    gift of time, and later a vacation) goes through here, so that the seat's reminder stays
+    due at the deadline minus a fifth of the turn's time (`mail.notices.reminder_time`); a turn
+    that starts also gets its "your turn" mail. Seats whose deadline does not change are left
+    alone; the others are changed in memory too. The caller holds the games' locks
+    (`seat_deadline_move` takes it, for a caller outside a transaction)."""
     started: list[tuple[Game, Seat]] = []
     moved: list[tuple[Game, Seat]] = []
     ended: list[Seat] = []
