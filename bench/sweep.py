@@ -7,7 +7,9 @@ the number of expired deadlines, not with the number of games.
 For each size it (re)creates the database `mazesite_bench` on the PostgreSQL of
 BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432), migrates it, fills it with SQL
 (generate_series, not the ORM) with running two-seat Corn mazes, `--expired` of which have a
-deadline in the past, and times one `sweeps.deadlines_sweep()`: the selection and the
+deadline in the past (one game in three has a 7-day time bank, half of those with weekends off:
+issue 14; their deadlines are further off, and the bank is in the seats' `bank`), and times one
+`sweeps.deadlines_sweep()`: the selection and the
 timeouts, a batch of games at a time in one locked transaction, "game over" mails written to
 the outbox. Sending is not timed: the mail task is replaced by a no-op. Prints the plan of the
 sweep's query, both times and their ratio.
@@ -93,10 +95,13 @@ def fill(total: int, expired: int) -> None:
         cursor.execute(
             """
             INSERT INTO games_game (kind, options, clock, status, seed, seed_sha256, state, ply,
-                version, result_reason, created_by_id, created_at, started_at)
+                version, result_reason, created_by_id, created_at, started_at, clock_options)
             SELECT 'cornmaze', '{"size": 8}', 'P3D', 'active', %s, %s, %s::jsonb, 1, 3, '', %s,
-                now() - interval '4 days', now() - interval '4 days'
-            FROM generate_series(1, %s)
+                now() - interval '4 days', now() - interval '4 days',
+                CASE n %% 6 WHEN 0 THEN '{"bank_days": 7}'::jsonb
+                    WHEN 3 THEN '{"bank_days": 7, "weekends_off": true}'::jsonb
+                    ELSE '{}'::jsonb END
+            FROM generate_series(1, %s) AS n
             """,
             [
                 bytes(template.seed),
@@ -111,16 +116,20 @@ def fill(total: int, expired: int) -> None:
         # Expired: every `every`-th game, `expired` of them; the rest run out within 3 days.
         cursor.execute(
             """
-            INSERT INTO games_seat (game_id, index, user_id, bot, deadline, place, joined_at)
+            INSERT INTO games_seat (game_id, index, user_id, bot, deadline, place, joined_at,
+                bank)
             SELECT g.id, s.i, CASE s.i WHEN 0 THEN %(a)s ELSE %(b)s END, '',
                 CASE
                     WHEN s.i <> %(to_move)s THEN NULL
                     WHEN (g.id - %(first)s) %% %(every)s = 0
                         AND (g.id - %(first)s) / %(every)s < %(expired)s
                         THEN now() - interval '1 minute' - random() * interval '1 day'
+                    WHEN g.clock_options ? 'bank_days'
+                        THEN now() + interval '1 hour' + random() * interval '10 days'
                     ELSE now() + interval '1 hour' + random() * interval '3 days'
                 END,
-                NULL, now() - interval '4 days'
+                NULL, now() - interval '4 days',
+                CASE WHEN g.clock_options ? 'bank_days' THEN interval '6 days' END
             FROM games_game g CROSS JOIN (VALUES (0), (1)) AS s(i)
             """,
             {

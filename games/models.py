@@ -59,6 +59,13 @@ class Game(models.Model):
     # never all pressed Ready. Swept like the seats' deadlines.
     race_starts_at = models.DateTimeField(null=True, blank=True)
     race_deadline = models.DateTimeField(null=True, blank=True)
+    # Chosen at creation for a game by turns (play.core.game_create): {"bank_days": 7 or 14,
+    # "weekends_off": true}; {} for the plain clock. Not the engine's: the engine never sees it.
+    clock_options = models.JSONField(default=dict, db_default={}, blank=True)
+    # What changed the clocks besides the moves, in order, as the record's `clock_events`:
+    # {"at": ISO time, "seat": index, "kind": "gift", "by": index, "ply": the game's ply}.
+    # Appended under the game's lock; read with the game row, so it costs no query.
+    clock_events = models.JSONField(default=list, db_default=[], blank=True)
 
     class Meta:
         indexes = [
@@ -96,6 +103,13 @@ class Game(models.Model):
     def clock_duration(self) -> timedelta | None:
         return Clock.duration(self.clock)
 
+    def turn_time(self, seat: Seat) -> timedelta:
+        """The clock time a seat has for its turn, as it starts: the per-move time and what is
+        left of its bank (`Seat.bank`). Its deadline is the turn's start plus this, counted by
+        the seat's clock (play.deadlines.turn_deadlines); its reminder is due when a fifth of
+        it is left (mail.notices.reminder_time)."""
+        return (self.clock_duration or timedelta(0)) + (seat.bank or timedelta(0))
+
     @property
     def seed_hex(self) -> str:
         return bytes(self.seed).hex()
@@ -113,6 +127,10 @@ class Seat(models.Model):
     )
     bot = models.CharField(max_length=16, blank=True)  # the bot's level; "" for a person
     deadline = models.DateTimeField(null=True, blank=True)
+    # What is left of the seat's time bank (a game with `clock_options["bank_days"]`), as it
+    # was when its turn started; recomputed when it moves (play.deadlines.turn_deadlines).
+    # None: no bank (the plain clock, a bot).
+    bank = models.DurationField(null=True, blank=True)
     place = models.PositiveSmallIntegerField(null=True, blank=True)
     joined_at = models.DateTimeField(null=True, blank=True)
     ready_at = models.DateTimeField(null=True, blank=True)  # a live race: pressed Ready
@@ -222,6 +240,8 @@ class Profile(models.Model):
     # is derived from this and SECRET_KEY, so the database alone does not give it away; a new
     # value makes a new link, and the old one stops working.
     calendar_key = models.CharField(max_length=32, blank=True)
+    # An IANA zone name: the weekends of a game with weekends off are this player's own.
+    time_zone = models.CharField(max_length=64, default="UTC", db_default="UTC")
 
     def __str__(self) -> str:
         return f"profile of {self.user}"
@@ -241,8 +261,8 @@ def json_safe(value: Any) -> Any:
 
 
 class Reminder(models.Model):
-    """A reminder for a seat's turn, due when a fifth of its clock is left: at the deadline
-    minus a fifth of the clock (`mail.notices.reminder_time`), kept so by
+    """A reminder for a seat's turn, due when a fifth of its time is left: at the deadline
+    minus a fifth of the turn's time (`Game.turn_time`, `mail.notices.reminder_time`), kept so by
     `play.deadlines.deadlines_set` however the deadline is set or moved. Made when the turn starts,
     deleted when the seat moves or the game ends; the sweep turns a due one into a mail, once
     per turn. A row, not a Celery task days ahead: the database keeps time, not the broker."""

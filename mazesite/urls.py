@@ -16,6 +16,7 @@ urlpatterns = [
     path("games/<int:game_id>/move", views.game_move, name="game_move"),
     path("games/<int:game_id>/draft", views.game_draft, name="game_draft"),
     path("games/<int:game_id>/resign", views.game_resign, name="game_resign"),
+    path("games/<int:game_id>/give-time", views.game_give_time, name="game_give_time"),
     path("games/<int:game_id>/ready", views.game_ready, name="game_ready"),
     path("games/<int:game_id>/hint", views.game_hint, name="game_hint"),
     path("games/<int:game_id>/record.json", views.game_record, name="game_record"),

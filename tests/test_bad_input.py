@@ -281,6 +281,49 @@ def test_a_refused_join_makes_no_guest(client: Client, make_cornmaze) -> None:
     assert client.session["_auth_user_id"] == str(open_game.seats.get(index=1).user_id)
 
 
+# --- clocks: a bank, weekends off, a day given (issue 14) ----------------------------------
+
+
+def test_bad_clock_input_gets_a_sentence_and_changes_nothing(make_cornmaze) -> None:
+    game = make_cornmaze()
+    game.refresh_from_db()
+    mover = next(s for s in game.seats.all() if s.deadline is not None)
+    other = next(s for s in game.seats.all() if s.deadline is None)
+    assert other.user is not None and mover.user is not None
+    giver, receiver = signed_in(other.user), signed_in(mover.user)
+    url = reverse("game_give_time", args=[game.pk])
+    assert giver.post(url, {"seat": str(mover.index)}, **HTMX).status_code == 200
+    before = Game.objects.values_list("clock_events", "version").get(pk=game.pk)
+    deadlines = list(game.seats.order_by("index").values_list("deadline", flat=True))
+    cases = [
+        (giver, {"seat": str(mover.index)}, "already given time in this turn"),
+        (giver, {"seat": str(other.index)}, "cannot give time to yourself"),
+        (giver, {"seat": "٣"}, "Choose the player"),
+        (giver, {"seat": "99"}, "no such seat"),
+        (receiver, {"seat": str(other.index)}, "clock is not running"),
+        (Client(), {"seat": str(mover.index)}, "Only a player"),
+    ]
+    for client, data, sentence in cases:
+        response = client.post(url, data, **HTMX)
+        assert response.status_code == 409 and sentence in response.content.decode(), data
+    assert Game.objects.values_list("clock_events", "version").get(pk=game.pk) == before
+    assert list(game.seats.order_by("index").values_list("deadline", flat=True)) == deadlines
+    # Options on a live race, and a bank the form does not offer: nothing is made.
+    games = Game.objects.count()
+    creator = signed_in(mover.user)
+    live = creator.post("/new/mazerace/", {"race": "live", "seats": "2", "weekends_off": "on"})
+    assert live.status_code == 400 and "keeps its own clock" in live.content.decode()
+    odd = creator.post("/new/cornmaze/", {"size": "8", "seats": "2", "clock": "P3D", "bank": "١٤"})
+    assert odd.status_code == 400
+    assert Game.objects.count() == games
+    # An unknown time zone.
+    zone = profiles.profile_for(mover.user).time_zone
+    for name in ("Mars/Olympus", "utc ", "Europe/" + "x" * 80):
+        response = creator.post(reverse("time_zone_change"), {"time_zone": name})
+        assert response.status_code == 400
+    assert Profile.objects.get(user=mover.user).time_zone == zone
+
+
 # --- verify explains a malformed record ---------------------------------------------------
 
 

@@ -246,6 +246,17 @@ def site(db: None, settings: Any) -> Site:
         )
         corn = _started("cornmaze", player, guest_player, {"size": 8}, "P3D")
         games["cornmaze running"] = corn
+        # A time bank, weekends off and a day given (issue 14): the give-time form is shown.
+        banked = core.game_create(
+            kind="cornmaze",
+            creator=player,
+            options={"size": 8},
+            clock_choice="P3D",
+            seats=[core.SeatPlan(), core.SeatPlan()],
+            clock_options={"bank_days": 7, "weekends_off": True},
+        )
+        core.game_join(game_id=banked.pk, user=guest_player)
+        games["cornmaze banked"] = banked
         games["cornmaze finished"] = _finished(
             _started("cornmaze", player, guest_player, {"size": 6}, "P3D"), player
         )
@@ -310,6 +321,7 @@ def site(db: None, settings: Any) -> Site:
     for name in ("ply", "step", "dir", "first", "second", "runs", "warehouse", "program"):
         found.fields.setdefault(name, [])
     assert {"ply", "step", "dir", "username", "email", "password1", "player"} <= set(found.fields)
+    assert {"seat", "time_zone", "bank", "weekends_off"} <= set(found.fields)
     assert robotmaze.MAX_RUNS and found.games["robotmaze play"].state["phase"] == "play"
     return found
 

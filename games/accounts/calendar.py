@@ -141,8 +141,9 @@ def _event(seat: Seat, *, site_url: str, host: str) -> Event:
     event.add("transp", "TRANSPARENT")  # a deadline does not make you busy
     duration = game.clock_duration
     if duration is not None:
-        # The alarm rings when the reminder mail goes: a fifth of the clock before the deadline.
-        before = deadline - reminder_time(deadline=deadline, clock_duration=duration)
+        # The alarm rings when the reminder mail goes: a fifth of the turn's time before the
+        # deadline.
+        before = deadline - reminder_time(deadline=deadline, time_left=game.turn_time(seat))
         alarm = Alarm()
         alarm.add("action", "DISPLAY")
         alarm.add("description", f"{summary}: {clock.format_left(before)} left")

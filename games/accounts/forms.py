@@ -13,7 +13,10 @@ from django.core.exceptions import ValidationError
 
 from games.accounts.profiles import (
     EMAIL_MAX_LENGTH,
+    TIME_ZONE_UNKNOWN,
     USERNAME_MAX_LENGTH,
+    time_zone_known,
+    time_zone_names,
     username_normalize,
     username_problem,
 )
@@ -45,6 +48,10 @@ class SignupForm(forms.Form):
     )
     password1 = _password_field("Password", PASSWORD_HINT)
     password2 = _password_field("Password again")
+    # The browser's time zone, filled in by static/js/timezone.js; UTC without it.
+    time_zone = forms.CharField(
+        required=False, max_length=64, widget=forms.HiddenInput(attrs={"data-time-zone": "guess"})
+    )
 
     def clean_username(self) -> str:
         # The name as it will be stored; the service checks it again (accounts.username_problem).
@@ -84,6 +91,27 @@ class EmailForm(forms.Form):
         # The account page shows this form beside the claim form, which has an email field too.
         kwargs.setdefault("auto_id", "id_address_%s")
         super().__init__(*args, **kwargs)
+
+
+class TimeZoneForm(forms.Form):
+    time_zone = forms.CharField(
+        label="Time zone",
+        max_length=64,
+        help_text="Games with weekends off stop your clock on your own Saturdays and Sundays.",
+        widget=forms.Select(attrs={"data-time-zone": "choose"}),
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        widget = self.fields["time_zone"].widget
+        assert isinstance(widget, forms.Select)
+        widget.choices = [(name, name) for name in time_zone_names()]
+
+    def clean_time_zone(self) -> str:
+        name: str = self.cleaned_data["time_zone"].strip()
+        if not time_zone_known(name):
+            raise ValidationError(TIME_ZONE_UNKNOWN)
+        return name
 
 
 class VerifiedPasswordResetForm(PasswordResetForm):

@@ -4,7 +4,9 @@ these, and an `AccountError` carries the sentence to show."""
 
 from __future__ import annotations
 
+import functools
 import logging
+import zoneinfo
 from datetime import timedelta
 
 from django.conf import settings
@@ -104,8 +106,9 @@ def guest_link_path(user: User) -> str | None:
 # Writes
 
 
-def account_create(*, username: str, password: str, email: str) -> User:
-    """A registered user with a profile; an email address, if given, is sent a link to verify."""
+def account_create(*, username: str, password: str, email: str, time_zone: str = "") -> User:
+    """A registered user with a profile; an email address, if given, is sent a link to verify.
+    `time_zone`: the browser's guess (static/js/timezone.js); one not known counts as UTC."""
     username = username_normalize(username)
     with transaction.atomic():
         _username_check(username, exclude_pk=None)
@@ -114,10 +117,38 @@ def account_create(*, username: str, password: str, email: str) -> User:
                 user = User.objects.create_user(username=username, password=password)
         except IntegrityError:
             raise AccountError(USERNAME_TAKEN, field="username") from None
-        Profile.objects.create(user=user, is_guest=False)
+        Profile.objects.create(
+            user=user, is_guest=False, time_zone=time_zone if time_zone_known(time_zone) else "UTC"
+        )
         if email:
             email_address_set(user=user, email=email)
     return user
+
+
+TIME_ZONE_UNKNOWN = "That is not a time zone we know. Choose one from the list, like Europe/Paris."
+
+
+def time_zone_known(name: str) -> bool:
+    """Whether `name` is an IANA zone this machine knows (clock.zone_or_none)."""
+    return name in time_zone_names()
+
+
+@functools.cache
+def time_zone_names() -> list[str]:
+    """The IANA zone names a player may choose, sorted."""
+    return sorted(zoneinfo.available_timezones() | {"UTC"})
+
+
+def time_zone_set(*, user: User, name: str) -> Profile:
+    """The player's time zone: the weekends of their games with weekends off are its own, from
+    their next turn on. An unknown name is refused and nothing changes."""
+    name = name.strip()
+    if not time_zone_known(name):
+        raise AccountError(TIME_ZONE_UNKNOWN, field="time_zone")
+    profile = profile_for(user)
+    profile.time_zone = name
+    profile.save(update_fields=["time_zone"])
+    return profile
 
 
 def guest_claim(*, user: User, username: str, password: str, email: str) -> User:

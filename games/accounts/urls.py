@@ -13,6 +13,7 @@ urlpatterns = [
     path("signup/", account_views.signup, name="signup"),
     path("claim/", account_views.guest_claim, name="guest_claim"),
     path("email/", account_views.email_change, name="email_change"),
+    path("time-zone/", account_views.time_zone_change, name="time_zone_change"),
     path("email/resend/", account_views.email_verify_resend, name="email_verify_resend"),
     path("verify/<str:token>/", account_views.email_verify, name="email_verify"),
     path("guest/<str:key>/", account_views.guest_return, name="guest_return"),

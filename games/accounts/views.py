@@ -21,7 +21,13 @@ from django.utils.cache import patch_cache_control
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from games.accounts import calendar, profiles
-from games.accounts.forms import ClaimForm, EmailForm, SignupForm, VerifiedPasswordResetForm
+from games.accounts.forms import (
+    ClaimForm,
+    EmailForm,
+    SignupForm,
+    TimeZoneForm,
+    VerifiedPasswordResetForm,
+)
 from games.accounts.profiles import AccountError
 from games.archive import selectors
 from games.models import Profile
@@ -43,6 +49,7 @@ def signup(request: HttpRequest) -> HttpResponse:
                 username=form.cleaned_data["username"],
                 password=form.cleaned_data["password1"],
                 email=form.cleaned_data["email"],
+                time_zone=form.cleaned_data["time_zone"],
             )
         except AccountError as exc:
             form.add_error(exc.field, str(exc))
@@ -93,6 +100,22 @@ def guest_claim(request: HttpRequest) -> HttpResponse:
                 _verification_sent(request, claimed.email)
             return redirect("account")
     return _account_page(request, claim_form=form, status=400)
+
+
+@require_POST
+@login_required
+def time_zone_change(request: HttpRequest) -> HttpResponse:
+    user = _signed_in(request)
+    form = TimeZoneForm(request.POST)
+    if form.is_valid():
+        try:
+            profile = profiles.time_zone_set(user=user, name=form.cleaned_data["time_zone"])
+        except AccountError as exc:
+            form.add_error(exc.field, str(exc))
+        else:
+            messages.success(request, f"Your time zone is {profile.time_zone} now.")
+            return redirect("account")
+    return _account_page(request, time_zone_form=form, status=400)
 
 
 @require_POST
@@ -289,6 +312,7 @@ def _account_page(
     *,
     claim_form: Form | None = None,
     email_form: Form | None = None,
+    time_zone_form: Form | None = None,
     status: int = 200,
 ) -> HttpResponse:
     user = _signed_in(request)
@@ -302,6 +326,7 @@ def _account_page(
         "email_form": email_form or EmailForm(initial={"email": user.email}),
         "has_password": user.has_usable_password(),
         **_calendar_context(request, user, profile),
+        "time_zone_form": time_zone_form or TimeZoneForm(initial={"time_zone": profile.time_zone}),
     }
     return render(request, "accounts/account.html", context, status=status)
 

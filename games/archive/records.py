@@ -49,7 +49,8 @@ def record_build(game: Game, *, viewer_seat: int | None) -> JSON:
             "game": game.kind,
             "id": str(game.pk),
             "url": settings.SITE_URL + game.get_absolute_url(),
-            "options": {**game.options, "clock": game.clock},
+            # The clock's options (a time bank, weekends off) beside the clock: not the engine's.
+            "options": {**game.options, "clock": game.clock, **game.clock_options},
             "seed_sha256": game.seed_sha256,
             "seed": game.seed_hex if over else None,
             "players": [
@@ -63,6 +64,8 @@ def record_build(game: Game, *, viewer_seat: int | None) -> JSON:
             "first_seat": first_seat,
             "initial": initial,
             "moves": moves,
+            # What changed the clocks besides the moves (Game.clock_events): gifts of time.
+            "clock_events": list(game.clock_events),
             "result": {
                 "status": "active" if not over else str(game.status),
                 "reason": game.result_reason,
@@ -141,6 +144,43 @@ def _malformed(record: JSON) -> list[str]:
     return problems
 
 
+# The record's options that are the clock's, not the engine's.
+CLOCK_KEYS = frozenset({"clock", "bank_days", "weekends_off"})
+
+
+def clock_events_problems(record: JSON, seats: int) -> list[str]:
+    """What is wrong with a record's `clock_events` (none in an older record): each an object
+    with `at`, `seat` and `kind`; a gift is from another seat (`by`), in a turn the moves reach
+    (`ply`), and at most one gift from a seat in each turn."""
+    events = record.get("clock_events", [])
+    if not isinstance(events, list):
+        return [f"The field 'clock_events' must be an array, not {_json_type(events)}."]
+    problems: list[str] = []
+    gifts: set[tuple[Any, Any]] = set()
+    plies = len(record["moves"])
+    for i, event in enumerate(events, start=1):
+        if not isinstance(event, dict):
+            problems.append(f"Clock event {i} must be an object, not {_json_type(event)}.")
+            continue
+        seat: Any = event.get("seat")
+        if not isinstance(event.get("at"), str) or not isinstance(event.get("kind"), str):
+            problems.append(f"Clock event {i} needs an 'at' time and a 'kind'.")
+        elif not _is_int(seat) or not 0 <= seat < seats:
+            problems.append(f"Clock event {i} names no seat of this game.")
+        elif event["kind"] == "gift":
+            by: Any = event.get("by")
+            ply: Any = event.get("ply")
+            if not _is_int(by) or not 0 <= by < seats or by == seat:
+                problems.append(f"Clock event {i}: a gift of time is from another seat.")
+            elif not _is_int(ply) or not 0 <= ply <= plies:
+                problems.append(f"Clock event {i}: the gift is in no turn of the game.")
+            elif (by, ply) in gifts:
+                problems.append(f"Clock event {i}: a second gift from seat {by} in one turn.")
+            else:
+                gifts.add((by, ply))
+    return problems
+
+
 def _json_type(value: Any) -> str:
     if value is None:
         return "null"
@@ -177,7 +217,7 @@ def record_verify(record: Any) -> list[str]:
     problems: list[str] = []
     if hashlib.sha256(seed).hexdigest() != record.get("seed_sha256"):
         problems.append("The seed does not match the SHA-256 published at the start.")
-    options = {k: v for k, v in record["options"].items() if k != "clock"}
+    options = {k: v for k, v in record["options"].items() if k not in CLOCK_KEYS}
     players = record["players"]
     try:
         state = engine.start(seed, options, len(players))
@@ -196,6 +236,7 @@ def record_verify(record: Any) -> list[str]:
             return problems
         if json_safe(outcome) != entry.get("outcome"):
             problems.append(f"Move {ply}: the outcome is not what the rules and the seed give.")
+    problems += clock_events_problems(record, len(players))
     # Checked after the moves: a Robot Maze Race's warehouses are its set-up moves.
     if json_safe(engine.initial(state)) != record.get("initial"):
         problems.append("The starting position is not the one the seed and the moves give.")

@@ -25,10 +25,11 @@ REMINDER_SHARE = 5
 # --- called by the play core, inside their transaction, under the game's lock -----------------
 
 
-def reminder_time(*, deadline: datetime, clock_duration: timedelta) -> datetime:
-    """The one rule for when a reminder is due: when a fifth of the clock is left before the
-    deadline, however the deadline was set or moved."""
-    return deadline - clock_duration / REMINDER_SHARE
+def reminder_time(*, deadline: datetime, time_left: timedelta) -> datetime:
+    """The one rule for when a reminder is due: when a fifth of the time actually left is left
+    before the deadline, however the deadline was set or moved. `time_left` is the seat's time
+    for its turn (`Game.turn_time`: the per-move time and its bank left)."""
+    return deadline - time_left / REMINDER_SHARE
 
 
 def turn_started(*, game: Game, seat: Seat) -> None:
@@ -37,7 +38,7 @@ def turn_started(*, game: Game, seat: Seat) -> None:
     duration = game.clock_duration
     if duration is None or seat.deadline is None or seat.user_id is None or seat.bot:
         return  # bots need no reminding
-    due = reminder_time(deadline=seat.deadline, clock_duration=duration)
+    due = reminder_time(deadline=seat.deadline, time_left=game.turn_time(seat))
     Reminder.objects.bulk_create(
         [Reminder(seat=seat, ply=game.ply, due=due)], ignore_conflicts=True
     )
@@ -54,7 +55,7 @@ def deadline_moved(*, game: Game, seat: Seat) -> None:
     if duration is None or seat.deadline is None:
         return
     Reminder.objects.filter(seat=seat).update(
-        due=reminder_time(deadline=seat.deadline, clock_duration=duration)
+        due=reminder_time(deadline=seat.deadline, time_left=game.turn_time(seat))
     )
 
 

@@ -4,6 +4,7 @@ its seats (archive.selectors.game_for_page)."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from django.utils.html import format_html_join
@@ -14,7 +15,7 @@ from games.archive.records import public_move
 from games.engines import get_engine
 from games.engines.base import JSON
 from games.models import Game, Seat
-from games.play import core
+from games.play import core, deadlines
 from games.ui import SEAT_COLOURS, colour, get_ui, mark_html, wording
 
 
@@ -29,6 +30,14 @@ def game_context(
     view = engine.view(game.state, viewer) if game.state is not None else None
     to_move = set(engine.to_move(game.state)) if game.state is not None else set()
     now = clock.now()
+    running = game.status == Game.Status.ACTIVE and game.clock_duration is not None
+    zones = deadlines.seat_zones(game, seats) if running else {}
+    gifts_given = {
+        e.get("by")
+        for e in game.clock_events
+        if e.get("kind") == core.GIFT_KIND and e.get("ply") == game.ply
+    }
+    can_give = running and my_seat is not None and my_seat.index not in gifts_given
     seat_rows = [
         {
             "seat": s,
@@ -38,6 +47,8 @@ def game_context(
             "you": s == my_seat,
             "url": seat_url(s),
             "dropped": bool(view and s.index in view.get("dropped", [])),
+            **_bank_row(game, s, zones.get(s.index), now),
+            "can_give": can_give and s != my_seat and s.deadline is not None and s.deadline > now,
         }
         for s in seats
     ]
@@ -58,11 +69,26 @@ def game_context(
         ]
     )
     marks = {c: mark_html(c) for c in range(SEAT_COLOURS)}
+    names = {s.index: s.name for s in seats}
+    clock_events = [
+        (e.get("ply", 0), wording.clock_event_text(e, names)) for e in game.clock_events
+    ]
     log = format_html_join(
         "",
         '<li value="{}">{} <span class="notation">{}</span></li>',
         ((m["ply"], marks[m["colour"]], m["text"]) for m in moves),
     )
+    if clock_events and not ui.hide_log:
+        # Each clock event after the move it followed, numbered as that move.
+        entries: list[tuple[int, int, str, str, str]] = [
+            (m["ply"], 0, marks[m["colour"]], m["text"], "") for m in moves
+        ]
+        entries += [(ply, 1, "", text, " clock-event") for ply, text in clock_events]
+        log = format_html_join(
+            "",
+            '<li value="{}" class="log-entry{}">{} <span class="notation">{}</span></li>',
+            ((max(1, e[0]), e[4], e[2], e[3]) for e in sorted(entries, key=lambda e: e[:2])),
+        )
     can_join = game.status == Game.Status.OPEN and my_seat is None and any(s.is_open for s in seats)
     # A game's own page context (a live race: Ready, countdown, polling).
     extra = ui.page_context(game, view, viewer, now)
@@ -85,10 +111,33 @@ def game_context(
         "can_join": can_join,
         "error": error,
         "clock_text": clock.format_left(game.clock_duration) if game.clock_duration else "live",
-        "clock_rule": wording.clock_rule(game.kind, len(seats), game.clock_duration),
+        "clock_rule": " ".join(
+            part
+            for part in (
+                wording.clock_rule(game.kind, len(seats), game.clock_duration),
+                wording.clock_options_rule(game.clock_options),
+            )
+            if part
+        ),
+        # Shown under the seats when the game has no log (a race).
+        "clock_events": [text for _, text in clock_events] if ui.hide_log else [],
         "polling": not game.is_over,
         "result_text": wording.result_text(
             game.result_reason, [s.name for s in seats if s.place is not None and s.place != 1]
         ),
         **extra,
     }
+
+
+def _bank_row(game: Game, seat: Seat, zone: Any, now: Any) -> dict[str, Any]:
+    """A seat's bank as its row shows it: for a seat to move, its clock time left split in the
+    move's time and the bank (the bank is spent last); else the bank it has."""
+    if seat.bank is None or not game.clock_options.get("bank_days"):
+        return {"bank": None}
+    bank = seat.bank
+    move_left = None
+    if seat.deadline is not None and game.status == Game.Status.ACTIVE:
+        left = max(clock.clock_between(now, seat.deadline, zone), timedelta(0))
+        bank = min(bank, left)
+        move_left = clock.format_left(left - bank)
+    return {"bank": clock.format_left(bank), "move_left": move_left}

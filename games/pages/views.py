@@ -114,6 +114,7 @@ def game_new(request: HtmxHttpRequest, kind: str) -> HttpResponse:
                     options=options,
                     clock_choice=clock_choice,
                     seats=[core.SeatPlan(bot=b) for b in bots],
+                    clock_options=form.clock_options(),
                 )
         except core.GameError as exc:
             form.add_error(None, str(exc))
@@ -265,6 +266,21 @@ def _seat_of(game: Game, request: HtmxHttpRequest) -> int | None:
         return None
     seat: int | None = game.seats.filter(user=request.user).values_list("index", flat=True).first()
     return seat
+
+
+@require_POST
+def game_give_time(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
+    """Give an opponent one more day (play.core.time_give), once in a turn."""
+    if not request.user.is_authenticated:
+        return _refused(request, game_id, "Only a player of this game can give time.")
+    seat_index = ascii_int(request.POST.get("seat"))
+    if seat_index is None:
+        return _refused(request, game_id, "Choose the player to give time to.")
+    try:
+        core.time_give(game_id=game_id, user=request.user, seat_index=seat_index)
+    except core.GameError as exc:
+        return _refused(request, game_id, str(exc))
+    return _after_action(request, game_id)
 
 
 def _draft_key(game_id: int) -> str:

@@ -66,9 +66,11 @@ def game_create(
     options: JSON,
     clock_choice: str,
     seats: Sequence[SeatPlan],
+    clock_options: JSON | None = None,
 ) -> Game:
     """A new game. The creator sits in seat 0 unless a bot does (a bot-only game, such as
-    selfplay makes); the game starts at once if no seat is left open."""
+    selfplay makes); the game starts at once if no seat is left open. `clock_options` (a time
+    bank, weekends off) are checked by `clock_options_checked`."""
     engine = _engine(kind)
     if not engine.MIN_SEATS <= len(seats) <= engine.MAX_SEATS:
         raise GameError(f"{engine.TITLE} is for {engine.MIN_SEATS} to {engine.MAX_SEATS} players.")
@@ -80,6 +82,7 @@ def game_create(
         options.get("mode") == "live"
     ):
         raise GameError("Choose a clock of 3 days or 30 days per move.")
+    clock_options = clock_options_checked(clock_options or {}, clock_choice)
     known = levels(kind)
     for plan in seats:
         if plan.bot and plan.bot not in known:
@@ -93,8 +96,10 @@ def game_create(
             seed=seed,
             seed_sha256=seed_sha256,
             created_by=creator,
+            clock_options=clock_options,
         )
         now = clock.now()
+        bank = deadlines.bank_full(game) if "bank_days" in clock_options else None
         Seat.objects.bulk_create(
             Seat(
                 game=game,
@@ -102,12 +107,40 @@ def game_create(
                 user=creator if i == 0 and not plan.bot else None,
                 bot=plan.bot,
                 joined_at=now if (i == 0 or plan.bot) else None,
+                bank=None if plan.bot else bank,
             )
             for i, plan in enumerate(seats)
         )
         if all(plan.bot or i == 0 for i, plan in enumerate(seats)):
             _start(game)
     return game
+
+
+# The time banks a game may be created with, in days (0: none).
+BANK_DAYS = (0, 7, 14)
+
+
+def clock_options_checked(options: JSON, clock_choice: str) -> JSON:
+    """A game's clock options as stored (`Game.clock_options`), or GameError: `bank_days` one of
+    BANK_DAYS, `weekends_off` true or false; none on a live race, which keeps its own clock."""
+    if not isinstance(options, dict) or set(options) - {"bank_days", "weekends_off"}:
+        raise GameError("Those clock options are not known.")
+    bank = options.get("bank_days", 0)
+    weekends = options.get("weekends_off", False)
+    if isinstance(bank, bool) or bank not in BANK_DAYS:
+        raise GameError("Choose a time bank of 7 or 14 days, or none.")
+    if not isinstance(weekends, bool):
+        raise GameError("Weekends off is either on or off.")
+    checked: JSON = {}
+    if bank:
+        checked["bank_days"] = bank
+    if weekends:
+        checked["weekends_off"] = True
+    if checked and clock_choice == Clock.LIVE:
+        raise GameError(
+            "A live Maze Race keeps its own clock: it has no time bank and no weekends off."
+        )
+    return checked
 
 
 def game_join(*, game_id: int, user: User) -> Seat:
@@ -456,6 +489,64 @@ def seat_deadline_move(*, game_id: int, seat_index: int, deadline: datetime) -> 
         assert seat is not None
         deadlines.deadlines_set([(game, seat, deadline)])
     return seat
+
+
+# --- give time ----------------------------------------------------------------------------------
+
+
+def time_give(*, game_id: int, user: User, seat_index: int) -> Seat:
+    """The player gives the opponent in `seat_index` one more day on the clock of the turn it
+    is playing (`deadlines.GIFT`, counted by that seat's clock), at most once in each turn of
+    the game (its ply). The deadline moves through `deadlines_set`, like every deadline; the
+    gift goes in the game's `clock_events`, shown in its log and record."""
+    with transaction.atomic():
+        game = game_locked(game_id)
+        seats = list(game.seats.all())
+        giver = next((s for s in seats if s.user_id == user.pk), None)
+        if giver is None:
+            raise GameError("Only a player of this game can give time.")
+        if game.clock_duration is None:
+            raise GameError("A live Maze Race keeps its own clock: no time can be given.")
+        if game.status != Game.Status.ACTIVE:
+            raise GameError("The game is not in progress: no clock is running.")
+        seat = next((s for s in seats if s.index == seat_index), None)
+        if seat is None:
+            raise GameError("There is no such seat in this game.")
+        if seat == giver:
+            raise GameError("You cannot give time to yourself.")
+        if seat.deadline is None:
+            raise GameError(
+                f"{seat.name}'s clock is not running: you can give time only to a player to move."
+            )
+        if seat.deadline <= clock.now():
+            raise GameError(f"{seat.name}'s time has run out already.")
+        if any(
+            e.get("kind") == GIFT_KIND and e.get("by") == giver.index and e.get("ply") == game.ply
+            for e in game.clock_events
+        ):
+            raise GameError(
+                "You have already given time in this turn. You can give more after the next move."
+            )
+        zone = deadlines.seat_zones(game, [seat]).get(seat.index)
+        deadline = clock.clock_add(seat.deadline, deadlines.GIFT, zone)
+        game.clock_events = [
+            *game.clock_events,
+            {
+                "at": clock.now().isoformat(),
+                "seat": seat.index,
+                "kind": GIFT_KIND,
+                "by": giver.index,
+                "ply": game.ply,
+                "days": deadlines.GIFT.days,
+            },
+        ]
+        game.version += 1
+        game.save(update_fields=["clock_events", "version"])
+        deadlines.deadlines_set([(game, seat, deadline)])
+    return seat
+
+
+GIFT_KIND = "gift"
 
 
 # For callers that drive bots themselves (selfplay, tests): no bot turn is queued meanwhile.

@@ -5,7 +5,8 @@ games' locks."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
 
 from django.db import connections, router
 from django.db.models import Field, Model
@@ -13,7 +14,7 @@ from django.db.models import Field, Model
 from games import clock
 from games.engines.base import Engine
 from games.mail import notices
-from games.models import Game, Seat
+from games.models import Game, Profile, Seat
 
 
 def rows_update(rows: Sequence[Model], fields: Sequence[str]) -> None:
@@ -49,32 +50,75 @@ def rows_update(rows: Sequence[Model], fields: Sequence[str]) -> None:
 
 
 def turn_deadlines(game: Game, engine: Engine) -> None:
-    """A seat to move keeps the deadline it has, or gets one; every other seat has none."""
+    """A seat to move keeps the deadline it has, or gets one; every other seat has none. A new
+    deadline is the turn's start plus the per-move time plus the seat's bank left, counted by
+    the seat's clock (`seat_zones`: weekends off); a seat whose turn ends has its bank
+    recomputed from the clock time that was left (`clock.bank_after`)."""
     assert game.state is not None
     to_move = set(engine.to_move(game.state))
     duration = game.clock_duration
     now = clock.now()
+    seats = list(game.seats.all())
+    zones = seat_zones(game, seats)
     changes: list[tuple[Game, Seat, datetime | None]] = []
-    for seat in game.seats.all():
+    banked: list[Seat] = []
+    for seat in seats:
+        zone = zones.get(seat.index)
         if seat.index not in to_move:
             deadline = None
+            if seat.deadline is not None and seat.bank is not None and duration:
+                seat.bank = clock.bank_after(
+                    bank=seat.bank,
+                    left=clock.clock_between(now, seat.deadline, zone),
+                    full=bank_full(game),
+                    increment=BANK_INCREMENT,
+                )
+                banked.append(seat)
         elif seat.deadline is not None:
             deadline = seat.deadline
         else:
-            deadline = now + duration if duration else None
+            deadline = clock.clock_add(now, game.turn_time(seat), zone) if duration else None
         changes.append((game, seat, deadline))
+    rows_update(banked, ["bank"])
     deadlines_set(changes)
+
+
+# A move adds this to its seat's bank, up to the starting bank.
+BANK_INCREMENT = timedelta(days=1)
+# What a gift gives (`play.core.time_give`): one more day of clock time.
+GIFT = timedelta(days=1)
+
+
+def bank_full(game: Game) -> timedelta:
+    """The starting bank of each person's seat in this game (zero: no bank)."""
+    return timedelta(days=int(game.clock_options.get("bank_days", 0)))
+
+
+def seat_zones(game: Game, seats: Sequence[Seat]) -> dict[int, ZoneInfo | None]:
+    """Each person's seat's clock zone in a game with weekends off (their profile's time zone);
+    {} otherwise, and a bot's clock always runs. One query, and only for such games."""
+    if not game.clock_options.get("weekends_off"):
+        return {}
+    people = {s.user_id: s.index for s in seats if s.user_id is not None and not s.bot}
+    names = dict(Profile.objects.filter(user_id__in=people).values_list("user_id", "time_zone"))
+    return {
+        index: clock.zone_or_none(names.get(user_id, "UTC")) or UTC_ZONE
+        for user_id, index in people.items()
+    }
+
+
+UTC_ZONE = ZoneInfo("UTC")
 
 
 def deadlines_set(changes: Sequence[tuple[Game, Seat, datetime | None]]) -> None:
     """The one write of `Seat.deadline`: each (game, seat, deadline) gives the seat a deadline
     (its turn starts), moves it, or takes it away (None: its turn is over). Whatever sets or
-    moves a deadline (a turn, the end of a game, the admin, and later a vacation or a time bank)
-    goes through here, so that the seat's reminder stays due at the deadline minus a fifth of
-    the clock (`mail.notices.reminder_time`); a turn that starts also gets its "your turn"
-    mail. Seats whose deadline does not change are left alone; the others are changed in memory
-    too. The caller holds the games' locks (`seat_deadline_move` takes it, for a caller outside
-    a transaction)."""
+    moves a deadline (a turn with its bank and weekends off, the end of a game, the admin, a
+    gift of time, and later a vacation) goes through here, so that the seat's reminder stays
+    due at the deadline minus a fifth of the turn's time (`mail.notices.reminder_time`); a turn
+    that starts also gets its "your turn" mail. Seats whose deadline does not change are left
+    alone; the others are changed in memory too. The caller holds the games' locks
+    (`seat_deadline_move` takes it, for a caller outside a transaction)."""
     started: list[tuple[Game, Seat]] = []
     moved: list[tuple[Game, Seat]] = []
     ended: list[Seat] = []

@@ -59,7 +59,37 @@ class MoveInputError(Exception):
 
 
 class CreateForm(forms.Form):
-    """A game's creation form: `create_args()` gives what `play.core.game_create` takes."""
+    """A game's creation form: `create_args()` gives what `play.core.game_create` takes, and
+    `clock_options()` the clock's options, which every game's form has (a live race refuses
+    them: play.core.clock_options_checked)."""
+
+    bank = forms.ChoiceField(
+        choices=[("0", "no time bank"), ("7", "7 days"), ("14", "14 days")],
+        initial="0",
+        required=False,
+        label="Time bank",
+        help_text="Spent only when a move takes longer than its time; each move adds a day back.",
+    )
+    weekends_off = forms.BooleanField(
+        required=False,
+        label="Weekends off",
+        help_text="Clocks stop on Saturdays and Sundays, in each player's own time zone.",
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name in ("bank", "weekends_off"):  # after the game's own fields and its clock
+            self.fields[name] = self.fields.pop(name)
+
+    def clock_options(self) -> JSON:
+        """The clock options chosen: {"bank_days": 7, "weekends_off": True}; {} for neither."""
+        options: JSON = {}
+        bank = int(self.cleaned_data.get("bank") or "0")
+        if bank:
+            options["bank_days"] = bank
+        if self.cleaned_data.get("weekends_off"):
+            options["weekends_off"] = True
+        return options
 
     def create_args(self) -> tuple[JSON, str, list[str]]:
         """(options, clock, bot level per seat with "" for a person); seat 0 is the creator's."""

@@ -110,6 +110,31 @@ def clock_rule(kind: str, seats: int, duration: timedelta | None) -> str:
     return f"{duration.days} days {given}. {out_of_time(kind, seats)}"
 
 
+def clock_options_rule(options: dict[str, object]) -> str:
+    """What a game's clock options add to its clock rule ("" for the plain clock)."""
+    parts = []
+    bank = options.get("bank_days")
+    if bank:
+        parts.append(
+            f"Each player has a time bank of {bank} days, spent only when a move takes longer"
+            f" than its time; each move adds a day back, up to {bank} days."
+        )
+    if options.get("weekends_off"):
+        parts.append(
+            "Weekends off: clocks stop on Saturdays and Sundays, in each player's own time zone."
+        )
+    return " ".join(parts)
+
+
+def clock_event_text(event: dict[str, object], names: dict[int, str]) -> str:
+    """A line of the game's log for one of its clock events (Game.clock_events)."""
+    seat = names.get(event.get("seat"), "a player")  # type: ignore[call-overload]
+    if event.get("kind") == "gift":
+        by = names.get(event.get("by"), "a player")  # type: ignore[call-overload]
+        return f"{by} gave {seat} one more day."
+    return f"{seat}'s clock changed ({event.get('kind')})."
+
+
 def clock_words(kind: str, duration: timedelta | None) -> str:
     """A game's clock as the lobby says it: `3 days per move`, `slow race: 30 days to get
     out`, `live race`."""

@@ -70,7 +70,9 @@ def _seed(game: Game, seed: bytes) -> None:
     Game.objects.filter(pk=game.pk).update(seed=seed, seed_sha256=hashlib.sha256(seed).hexdigest())
 
 
-def _create(kind: str, creator: User, seats: int = 2, clock: str = "P3D") -> Game:
+def _create(
+    kind: str, creator: User, seats: int = 2, clock: str = "P3D", clock_options=None
+) -> Game:
     options = {"mode": "live" if clock == "live" else "slow"} if kind == "mazerace" else {}
     with core.bot_tasks_paused():
         game = core.game_create(
@@ -79,6 +81,7 @@ def _create(kind: str, creator: User, seats: int = 2, clock: str = "P3D") -> Gam
             options=options,
             clock_choice=clock,
             seats=[core.SeatPlan() for _ in range(seats)],
+            clock_options=clock_options,
         )
     _seed(game, SEED)
     return game
@@ -199,8 +202,31 @@ def build_tour() -> Tour:
         step(race_done, 1, direction)
     core.game_resign(game_id=race_done.pk, user=_user(race_done, 0))
 
+    # A time bank and weekends off: the rival gave the player a day, the player moved, and the
+    # player may give the rival one (issue 14).
+    corn_banked = _join(
+        _create("cornmaze", player, clock_options={"bank_days": 7, "weekends_off": True}), rival
+    )
+    if cornmaze.to_move(corn_banked.state) != [0]:
+        core.move_submit(
+            game_id=corn_banked.pk,
+            user=rival,
+            number=corn_banked.ply,
+            move={"shifts": cornmaze.legal_moves(corn_banked.state)[0]},
+        )
+        corn_banked.refresh_from_db()
+    core.time_give(game_id=corn_banked.pk, user=rival, seat_index=0)
+    core.move_submit(
+        game_id=corn_banked.pk,
+        user=player,
+        number=corn_banked.ply,
+        move={"shifts": cornmaze.legal_moves(corn_banked.state)[0]},
+    )
+    corn_banked.refresh_from_db()
+
     games = {
         "cornmaze-open": corn_open,
+        "cornmaze-banked": corn_banked,
         "cornmaze-running": corn_running,
         "cornmaze-three": corn_guest,
         "cornmaze-finished": corn_done,

@@ -1,0 +1,86 @@
+"""Issue 14, parts 3-5 in the browser: a player signs up (the browser's time zone is kept),
+creates a Corn maze with a time bank and weekends off, a guest joins, they move, and the one
+not to move gives the other a day, which the other sees by polling."""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import expect
+
+from games.engines import cornmaze
+from games.models import Game, Profile, Seat
+from tests.browser.conftest import TIMEOUT_MS
+
+PASSWORD = "correct horse battery"
+
+
+def letter(col: int) -> str:
+    return chr(ord("a") + col)
+
+
+def test_a_game_with_a_bank_and_weekends_off_and_a_day_given(browser, live_server, new_page):
+    # Alice's browser is in Tokyo: sign-up keeps its zone (static/js/timezone.js).
+    context = browser.new_context(base_url=live_server.url, timezone_id="Asia/Tokyo")
+    context.set_default_timeout(TIMEOUT_MS)
+    try:
+        alice = context.new_page()
+        alice.goto("/accounts/signup/")
+        alice.locator("#id_username").fill("alice")
+        alice.locator("#id_password1").fill(PASSWORD)
+        alice.locator("#id_password2").fill(PASSWORD)
+        alice.get_by_role("button", name="Sign up").click()
+        expect(alice.locator("header .whoami")).to_have_text("alice")
+        assert Profile.objects.get(user__username="alice").time_zone == "Asia/Tokyo"
+        alice.goto("/accounts/")
+        expect(alice.locator("#account-time-zone")).to_have_text("Asia/Tokyo")
+
+        alice.goto("/new/cornmaze/")
+        alice.get_by_label("Time bank").select_option("7")
+        alice.get_by_label("Weekends off").check()
+        alice.click("text=Create the game")
+        alice.wait_for_url("**/games/*/")
+        game = Game.objects.get()
+        assert game.clock_options == {"bank_days": 7, "weekends_off": True}
+        expect(alice.locator("#clock-rule")).to_contain_text("time bank of 7 days")
+        expect(alice.locator("#clock-rule")).to_contain_text("Weekends off")
+
+        bob = new_page()  # a guest, in UTC
+        bob.goto("/")
+        bob.locator("#open-games").get_by_role("button", name="Join").click()
+        bob.wait_for_url(f"**/games/{game.pk}/")
+        alice.locator("#board").wait_for()
+        game.refresh_from_db()
+        pages = {0: alice, 1: bob}
+        (mover,) = [s.index for s in Seat.objects.filter(game=game, deadline__isnull=False)]
+        # The mover sees the move's time and the bank; the other player may give a day.
+        mover_row = pages[mover].locator("#clocks li.to-move")
+        expect(mover_row.locator(".bank")).to_contain_text(
+            re.compile(r"This move: (3 days, 0:00:00|2 days, 23:59)")
+        )
+        expect(mover_row.locator(".bank-left")).to_have_text("7 days, 0:00:00")
+
+        # The mover plays; then the other is to move, and the mover gives them a day.
+        page = pages[mover]
+        form = page.locator("#move-form")
+        first, second = cornmaze.legal_moves(game.state)[0]
+        form.locator(f"input[name=first][value={letter(first)}]").check()
+        form.locator(f"input[name=second][value={letter(second)}]").check()
+        form.get_by_role("button", name="Play").click()
+        page.locator("#log li[value='1']").wait_for()
+        other = 1 - mover
+        other_name = Seat.objects.select_related("user").get(game=game, index=other).name
+        before = Seat.objects.get(game=game, index=other).deadline
+        assert before is not None
+        page.get_by_role("button", name=f"Give {other_name} one more day").click()
+        expect(page.locator("#log")).to_contain_text(f"gave {other_name} one more day.")
+        expect(page.get_by_role("button", name=re.compile("one more day"))).to_have_count(0)
+        after = Seat.objects.get(game=game, index=other).deadline
+        assert after is not None and after > before
+        # The opponent's page picks it up by polling: the gift in the log, a later deadline.
+        expect(pages[other].locator("#log")).to_contain_text(f"gave {other_name} one more day.")
+        expect(pages[other].locator("#clocks li.to-move .bank-left")).to_have_text(
+            "7 days, 0:00:00"
+        )
+    finally:
+        context.close()
