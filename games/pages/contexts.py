@@ -9,6 +9,7 @@ from typing import Any
 from django.utils.html import format_html_join
 
 from games import clock
+from games.archive.rating_reads import game_changes
 from games.archive.reads import seat_url
 from games.archive.records import public_move
 from games.engines import get_engine
@@ -29,6 +30,8 @@ def game_context(
     view = engine.view(game.state, viewer) if game.state is not None else None
     to_move = set(engine.to_move(game.state)) if game.state is not None else set()
     now = clock.now()
+    # A rated game's end: each rated seat's change (one query, only then).
+    changes = game_changes(game) if game.status == Game.Status.FINISHED else {}
     seat_rows = [
         {
             "seat": s,
@@ -38,6 +41,7 @@ def game_context(
             "you": s == my_seat,
             "url": seat_url(s),
             "dropped": bool(view and s.index in view.get("dropped", [])),
+            "rating": changes.get(s.index),
         }
         for s in seats
     ]
@@ -87,6 +91,7 @@ def game_context(
         "clock_text": clock.format_left(game.clock_duration) if game.clock_duration else "live",
         "clock_rule": wording.clock_rule(game.kind, len(seats), game.clock_duration),
         "polling": not game.is_over,
+        "rated_text": wording.RATED_GAME if game.rated else wording.UNRATED_GAME,
         "result_text": wording.result_text(
             game.result_reason, [s.name for s in seats if s.place is not None and s.place != 1]
         ),

@@ -81,6 +81,7 @@ def game_new(request: HtmxHttpRequest, kind: str) -> HttpResponse:
                     options=options,
                     clock_choice=clock_choice,
                     seats=[core.SeatPlan(bot=b) for b in bots],
+                    rated=bool(form.cleaned_data.get("rated")),
                 )
         except core.GameError as exc:
             form.add_error(None, str(exc))

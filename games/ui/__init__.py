@@ -15,6 +15,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from games.engines.base import JSON
+from games.ui import wording
 
 if TYPE_CHECKING:
     from games.models import Game
@@ -59,7 +60,15 @@ class MoveInputError(Exception):
 
 
 class CreateForm(forms.Form):
-    """A game's creation form: `create_args()` gives what `play.core.game_create` takes."""
+    """A game's creation form: `create_args()` gives what `play.core.game_create` takes, and
+    `rated` whether the game may change ratings (drawn after the game's own fields)."""
+
+    rated = forms.BooleanField(
+        required=False,
+        initial=True,
+        label="Rated game",
+        help_text=wording.RATED_HELP,
+    )
 
     def create_args(self) -> tuple[JSON, str, list[str]]:
         """(options, clock, bot level per seat with "" for a person); seat 0 is the creator's."""
