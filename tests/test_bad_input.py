@@ -369,3 +369,28 @@ def test_the_verify_command_explains_instead_of_a_traceback(tmp_path, record) ->
         err = io.StringIO()
         with pytest.raises(CommandError, match=message):
             call_command("verify", str(path), stdout=io.StringIO(), stderr=err)
+
+
+# --- ratings -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("after", ["x", "", "²", "٣", "-1", "9" * 40, "1.5", "1e3", "' OR 1=1 --"])
+def test_a_leaderboard_cursor_that_cannot_be_read_starts_at_the_top(client: Client, after) -> None:
+    response = client.get("/leaderboard/cornmaze/", {"after": after})
+    assert response.status_code == 200
+    assert "Back to the top" not in response.content.decode()
+    assert client.get("/leaderboard/Cornmaze/").status_code == 404
+
+
+def test_a_hostile_rated_value_is_read_as_a_checkbox_and_nothing_else(make_user) -> None:
+    user = make_user()
+    Profile.objects.create(user=user)
+    client = signed_in(user)
+    form = {"size": "8", "seats": "2", "clock": "P3D"}
+    for value, rated in [("on", True), ("yes", True), ("false", False), ("", False)]:
+        response = client.post("/new/cornmaze/", {**form, "rated": value})
+        assert response.status_code == 302
+        assert Game.objects.order_by("id").last().rated is rated  # type: ignore[union-attr]
+    before = Game.objects.count()
+    assert client.post("/new/cornmaze/", {**form, "rated": "a\x00b"}).status_code == 400
+    assert Game.objects.count() == before

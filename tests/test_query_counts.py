@@ -8,9 +8,8 @@ games), and must be the same both times and the pinned number: no page grows wit
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
-
 from datetime import timedelta
+from typing import Any
 
 import pytest
 import time_machine
