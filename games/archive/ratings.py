@@ -213,19 +213,24 @@ def _change_row(
 # --- the recompute -----------------------------------------------------------------------------
 
 # Finished games stored without play.core.game_end (loaded by SQL) that may be rated: numbered
-# after the others, in finish order, as if they had ended so.
-UNNUMBERED = """
-    SELECT g.id FROM games_game g
-    WHERE g.status = %(finished)s AND g.rated AND g.rating_seq IS NULL
-        AND NOT EXISTS (
-            SELECT 1 FROM games_seat s LEFT JOIN games_profile p ON p.user_id = s.user_id
-            WHERE s.game_id = g.id AND (
-                s.place IS NULL OR (s.user_id IS NULL AND s.bot = '')
-                OR (s.user_id IS NOT NULL AND p.is_guest)
+# after the others, in finish order, as if they had ended so. One statement for them all.
+NUMBER_UNNUMBERED = """
+    UPDATE games_game SET rating_seq = n.seq FROM (
+        SELECT g.id, %(top)s + row_number() OVER (ORDER BY g.finished_at, g.id) AS seq
+        FROM games_game g
+        WHERE g.status = %(finished)s AND g.rated AND g.rating_seq IS NULL
+            AND NOT EXISTS (
+                SELECT 1 FROM games_seat s LEFT JOIN games_profile p ON p.user_id = s.user_id
+                WHERE s.game_id = g.id AND (
+                    s.place IS NULL OR (s.user_id IS NULL AND s.bot = '')
+                    OR (s.user_id IS NOT NULL AND p.is_guest)
+                )
             )
-        )
-        AND EXISTS (SELECT 1 FROM games_seat s WHERE s.game_id = g.id AND s.user_id IS NOT NULL)
-    ORDER BY g.finished_at, g.id
+            AND EXISTS (
+                SELECT 1 FROM games_seat s WHERE s.game_id = g.id AND s.user_id IS NOT NULL
+            )
+    ) n
+    WHERE games_game.id = n.id
 """
 CHANGE_COLUMNS = (
     "game_id",
@@ -312,10 +317,7 @@ def ratings_recompute() -> int:
 def _number_unnumbered() -> None:
     top = Game.objects.filter(rating_seq__isnull=False).aggregate(top=Max("rating_seq"))["top"]
     with connection.cursor() as cursor:
-        cursor.execute(UNNUMBERED, {"finished": Game.Status.FINISHED})
-        found = [row[0] for row in cursor.fetchall()]
-    numbered = [Game(pk=game_id, rating_seq=(top or 0) + n) for n, game_id in enumerate(found, 1)]
-    Game.objects.bulk_update(numbered, ["rating_seq"], batch_size=5_000)
+        cursor.execute(NUMBER_UNNUMBERED, {"top": top or 0, "finished": Game.Status.FINISHED})
     # The others are not rated, as their ends would have said.
     Game.objects.filter(status=Game.Status.FINISHED, rated=True, rating_seq__isnull=True).update(
         rated=False
