@@ -8,7 +8,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from games.mail import outbox
-from games.models import EmailPreferences, Game, Move, Outbox, Profile, Reminder, Seat
+from games.models import EmailPreferences, Game, Move, Outbox, Profile, Rating, Reminder, Seat
 from games.play import core
 
 
@@ -163,3 +163,18 @@ class EmailPreferencesAdmin(admin.ModelAdmin):
     list_display = ["user", "turn_mails", "reminder", "game_over"]
     list_filter = ["turn_mails", "reminder", "game_over"]
     raw_id_fields = ["user"]
+
+
+# Ratings are kept by play's game_end and `manage.py ratings_recompute`: read-only here.
+@admin.register(Rating)
+class RatingAdmin(admin.ModelAdmin):
+    list_display = ["id", "user", "bot", "kind", "mu", "sigma", "games"]
+    list_filter = ["kind"]
+    search_fields = ["user__username", "bot"]
+    raw_id_fields = ["user"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

@@ -66,6 +66,12 @@ class Game(models.Model):
     # {"at": ISO time, "seat": index, "kind": "gift", "by": index, "ply": the game's ply}.
     # Appended under the game's lock; read with the game row, so it costs no query.
     clock_events = models.JSONField(default=list, db_default=[], blank=True)
+    # Ratings (games/archive/ratings.py): whether the game may change its players' ratings (a
+    # creation option; off once a guest sits in it), and, once its end has changed them, its
+    # place in the order in which rated games ended, which a recompute follows: finished_at
+    # can tie, and two games ending at once may commit in either order.
+    rated = models.BooleanField(default=True)
+    rating_seq = models.PositiveBigIntegerField(null=True, blank=True, editable=False)
 
     class Meta:
         indexes = [
@@ -81,6 +87,12 @@ class Game(models.Model):
                 fields=["race_deadline"],
                 name="game_race_deadline",
                 condition=models.Q(race_deadline__isnull=False),
+            ),
+            # The next rated game's number (the greatest so far), and a recompute's order.
+            models.Index(
+                fields=["rating_seq"],
+                name="game_rating_seq",
+                condition=models.Q(rating_seq__isnull=False),
             ),
         ]
 
@@ -204,6 +216,88 @@ class PlayerResult(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} at {self.kind}: {self.won} of {self.played} won"
+
+
+class Rating(models.Model):
+    """A player's current rating at one game kind (OpenSkill's Plackett-Luce model: mu, the
+    skill, and sigma, its uncertainty), kept by games/archive/ratings.py as each rated game
+    ends. The player is a person (`user`) or a bot level (`bot`): a level plays the same way in
+    every game, so it is one player, and bots have no users of their own."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="ratings",
+        db_index=False,  # rating_unique_user leads with the user
+    )
+    bot = models.CharField(max_length=16, blank=True)
+    kind = models.CharField(max_length=16, choices=Game.Kind.choices)
+    mu = models.FloatField()
+    sigma = models.FloatField()
+    # mu - 3 sigma: the careful estimate the leaderboard sorts by and the pages show, scaled.
+    ordinal = models.FloatField()
+    games = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user", "kind"],
+                condition=models.Q(user__isnull=False),
+                name="rating_unique_user",
+            ),
+            models.UniqueConstraint(
+                fields=["bot", "kind"], condition=~models.Q(bot=""), name="rating_unique_bot"
+            ),
+            models.CheckConstraint(
+                condition=(models.Q(user__isnull=False) & models.Q(bot=""))
+                | (models.Q(user__isnull=True) & ~models.Q(bot="")),
+                name="rating_user_or_bot",
+            ),
+        ]
+        indexes = [
+            # The leaderboard: players with enough games, best first.
+            models.Index(
+                fields=["kind", "-ordinal", "id"],
+                name="rating_leaderboard",
+                condition=models.Q(games__gte=5),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        who = f"Bot ({self.bot})" if self.bot else str(self.user)
+        return f"{who} at {self.kind}: {self.mu:.2f} ± {self.sigma:.2f}"
+
+
+class RatingChange(models.Model):
+    """What one rated game did to one seat's rating: before and after. The game's end shows
+    it; the player page's chart reads the newest of them along rating_change_history."""
+
+    # Both indexed by the constraint and the index below, which lead with them.
+    game = models.ForeignKey(
+        Game, on_delete=models.CASCADE, related_name="rating_changes", db_index=False
+    )
+    seat = models.PositiveSmallIntegerField()
+    rating = models.ForeignKey(
+        Rating, on_delete=models.CASCADE, related_name="changes", db_index=False
+    )
+    seq = models.PositiveBigIntegerField()  # the game's rating_seq
+    at = models.DateTimeField()  # the game's finished_at
+    place = models.PositiveSmallIntegerField()
+    mu_before = models.FloatField()
+    sigma_before = models.FloatField()
+    mu_after = models.FloatField()
+    sigma_after = models.FloatField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["game", "seat"], name="rating_change_unique_seat"),
+        ]
+        indexes = [models.Index(fields=["rating", "-seq"], name="rating_change_history")]
+
+    def __str__(self) -> str:
+        return f"{self.game} seat {self.seat}: {self.mu_before:.2f} -> {self.mu_after:.2f}"
 
 
 class Move(models.Model):

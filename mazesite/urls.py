@@ -26,6 +26,7 @@ urlpatterns = [
     # Guests' names have a space ("Guest 2935"): reverse() quotes it.
     path("players/<str:name>/", archive_views.player_detail, name="player"),
     path("players/<str:name>/feed/", PlayerFeed(), name="player_feed"),
+    path("leaderboard/<slug:kind>/", archive_views.leaderboard, name="leaderboard"),
     path("rules/<slug:kind>/", views.rules, name="rules"),
     path("healthz", views.healthz, name="healthz"),
     path("favicon.ico", views.favicon, name="favicon"),

@@ -425,3 +425,28 @@ def test_a_calendar_link_post_with_a_wrong_action_says_so_and_changes_nothing(ma
         assert response.status_code == 400
         assert "Choose “Make a new link” or “Stop the link”." in response.content.decode()
         assert profiles.profile_for(user).calendar_key == ""
+
+
+# --- ratings -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("after", ["x", "", "²", "٣", "-1", "9" * 40, "1.5", "1e3", "' OR 1=1 --"])
+def test_a_leaderboard_cursor_that_cannot_be_read_starts_at_the_top(client: Client, after) -> None:
+    response = client.get("/leaderboard/cornmaze/", {"after": after})
+    assert response.status_code == 200
+    assert "Back to the top" not in response.content.decode()
+    assert client.get("/leaderboard/Cornmaze/").status_code == 404
+
+
+def test_a_hostile_rated_value_is_read_as_a_checkbox_and_nothing_else(make_user) -> None:
+    user = make_user()
+    Profile.objects.create(user=user)
+    client = signed_in(user)
+    form = {"size": "8", "seats": "2", "clock": "P3D"}
+    for value, rated in [("on", True), ("yes", True), ("false", False), ("", False)]:
+        response = client.post("/new/cornmaze/", {**form, "rated": value})
+        assert response.status_code == 302
+        assert Game.objects.order_by("id").last().rated is rated  # type: ignore[union-attr]
+    before = Game.objects.count()
+    assert client.post("/new/cornmaze/", {**form, "rated": "a\x00b"}).status_code == 400
+    assert Game.objects.count() == before

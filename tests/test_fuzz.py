@@ -310,6 +310,7 @@ def site(db: None, settings: Any) -> Site:
     pages = [reverse(name) for name in ("lobby", "archive", "signup", "login", "password_reset")]
     pages += [reverse(n) for n in ("account", "email_settings", "password_change")]
     pages += [reverse("game_new", args=[kind]) for kind in ENGINES]
+    pages += [reverse("leaderboard", args=[kind]) for kind in ENGINES]
     pages += [reverse("game", args=[g.pk]) for g in games.values()]
     pages += [reverse("game_replay", args=[g.pk]) for g in games.values() if g.is_over]
     # The roles that see forms of their own: the others see a subset of these.

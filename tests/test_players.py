@@ -203,14 +203,15 @@ def test_the_player_page_runs_a_fixed_number_of_queries(
         game = make_cornmaze()
         game.seats.filter(index=0).update(user=ann)
     bulk_finished(10, [ann, bob])
-    # The player with results and streak; finished and running games with their seats.
-    with django_assert_num_queries(2):
+    # The player with results and streak; finished and running games with their seats; the
+    # ratings with their history (the full page only).
+    with django_assert_num_queries(3):
         small = client.get(url)
     assert len(ids(small)) == 10
     bulk_finished(500, [ann, bob], winner=0, at=T0 - timedelta(days=3))
     bulk_finished(488, [bob, ann, "simple"], at=T0 - timedelta(days=4))
     assert Game.objects.count() == 1000
-    with django_assert_num_queries(2):
+    with django_assert_num_queries(3):
         big = client.get(url)
     assert len(ids(big)) == reads.PAGE_SIZE
     older = re.search(r'href="([^"]+)"[^>]*rel="next"', big.content.decode())

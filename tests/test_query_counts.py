@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -44,6 +45,11 @@ GAME_PAGE = {
 # Signed in: one query more for "your finished games" (a page of the archive's keyset read).
 LOBBY = {"anonymous": 3, "signed-in": 9}
 LOBBY_POLL = 6  # the "your games" section's own poll (htmx): no open or running lists
+# A player page: the player with results and streak, the games, the ratings with their history
+# (bounded: the newest games only). The leaderboard: one page along its index. Signed in, the
+# session, the user and "Your move: N" come on top.
+PLAYER_PAGE = {"anonymous": 3, "signed-in": 6}
+LEADERBOARD = {"anonymous": 1, "signed-in": 4}
 
 
 def queries(call: Callable[[], Any]) -> tuple[int, Any]:
@@ -353,3 +359,44 @@ def test_the_lobby_and_its_poll_with_few_and_many_finished_games_of_ones_own(
     much = counts()
     assert little == {"lobby": LOBBY["signed-in"], "poll": LOBBY_POLL}
     assert much == {**little, "older": LOBBY["signed-in"], "older-poll": LOBBY_POLL}
+
+
+# --- ratings: a player page with 10,000 rated games, the leaderboard --------------------------
+
+
+def rated_counts(player: Any, clients: dict[str, Client]) -> dict[str, int]:
+    counts = {}
+    for role, client in clients.items():
+        count, response = queries(lambda c=client: c.get(f"/players/{player.username}/"))
+        assert response.status_code == 200 and 'id="ratings"' in response.content.decode()
+        counts[f"player {role}"] = count
+        count, response = queries(lambda c=client: c.get("/leaderboard/cornmaze/"))
+        assert response.status_code == 200
+        counts[f"leaderboard {role}"] = count
+    return counts
+
+
+def test_a_player_page_with_10000_rated_games_and_the_leaderboard(make_user) -> None:
+    from games.archive.ratings import ratings_recompute
+    from tests.test_archive import T0, bulk_finished
+
+    ann, bob, cat = make_user("ann"), make_user("bob"), make_user("cat")
+    clients = {"anonymous": client_for(None), "signed-in": client_for(cat)}
+    for client in clients.values():
+        client.get(reverse("lobby"))  # sessions made before counting
+    bulk_finished(5, [ann, bob], winner=0)
+    bulk_finished(5, [ann, "simple"], winner=1, kind="robotmaze")
+    ratings_recompute()
+    little = rated_counts(ann, clients)
+    for n in range(10):  # bulk_create's parameters stay under PostgreSQL's limit
+        at = T0 - timedelta(days=30 + n)
+        bulk_finished(500, [ann, bob], winner=n % 2, at=at, step=timedelta(0))
+        bulk_finished(499, [bob, ann, "strong"], winner=2, at=at - timedelta(hours=12))
+    assert ratings_recompute() == 10_000
+    assert sum(r.games for r in ann.ratings.all()) == 10_000
+    much = rated_counts(ann, clients)
+    expected = {
+        **{f"player {role}": n for role, n in PLAYER_PAGE.items()},
+        **{f"leaderboard {role}": n for role, n in LEADERBOARD.items()},
+    }
+    assert (little, much) == (expected, expected)

@@ -115,7 +115,9 @@ def test_a_batch_of_timeouts_takes_the_same_queries_for_5_games_as_for_40() -> N
     few, _ = _sweep_queries(5)
     many, games = _sweep_queries(40)
     assert few == many
-    assert many <= 16
+    # Ratings (games/archive/ratings.py) add five for the batch: the rows made if new, locked,
+    # the last number, the new ratings, the changes.
+    assert many <= 21
     for game in games:
         game.refresh_from_db()
         assert game.status == Game.Status.FINISHED and game.ply == 2

@@ -16,11 +16,11 @@ from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
-from games.archive import reads, replay_page, selectors
+from games.archive import rating_reads, reads, replay_page, selectors
 from games.archive.filters import filters_from
 from games.archive.records import record_build, record_verify
 from games.models import Game
-from games.ui import SEAT_COLOURS, mark_html
+from games.ui import SEAT_COLOURS, mark_html, wording
 from games.ui.tags import time_html
 from games.web.http import HtmxHttpRequest
 
@@ -132,7 +132,30 @@ def player_detail(request: HtmxHttpRequest, name: str) -> HttpResponse:
     template = "players/player.html"
     if partial:
         template += "#listing"
+    else:
+        # The full page only: the listing's htmx partial has no ratings.
+        context["ratings"] = rating_reads.player_ratings(player.id)
+        context["rating_explained"] = wording.RATING_EXPLAINED
+        context["min_games"] = rating_reads.LEADERBOARD_MIN_GAMES
     return TemplateResponse(request, template, context)
+
+
+@require_safe
+def leaderboard(request: HtmxHttpRequest, kind: str) -> HttpResponse:
+    """A game kind's rated players with enough games, best first, 50 to a page (`?after=`)."""
+    if kind not in Game.Kind.values:
+        raise Http404("No such game.")
+    board = rating_reads.leaderboard_page(kind, request.GET.get("after"))
+    return TemplateResponse(
+        request,
+        "players/leaderboard.html",
+        {
+            "board": board,
+            "kinds": Game.Kind.choices,
+            "min_games": rating_reads.LEADERBOARD_MIN_GAMES,
+            "rating_explained": wording.RATING_EXPLAINED,
+        },
+    )
 
 
 # --- replay ----------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from typing import Any
 from django.utils.html import format_html_join
 
 from games import clock
+from games.archive.rating_reads import game_changes
 from games.archive.reads import seat_url
 from games.archive.records import public_move
 from games.engines import get_engine
@@ -38,6 +39,8 @@ def game_context(
         if e.get("kind") == core.GIFT_KIND and e.get("ply") == game.ply
     }
     can_give = running and my_seat is not None and my_seat.index not in gifts_given
+    # A rated game's end: each rated seat's change (one query, only then).
+    changes = game_changes(game) if game.status == Game.Status.FINISHED else {}
     seat_rows = [
         {
             "seat": s,
@@ -49,6 +52,7 @@ def game_context(
             "dropped": bool(view and s.index in view.get("dropped", [])),
             **_bank_row(game, s, zones.get(s.index), now),
             "can_give": can_give and s != my_seat and s.deadline is not None and s.deadline > now,
+            "rating": changes.get(s.index),
         }
         for s in seats
     ]
@@ -122,6 +126,7 @@ def game_context(
         # Shown under the seats when the game has no log (a race).
         "clock_events": [text for _, text in clock_events] if ui.hide_log else [],
         "polling": not game.is_over,
+        "rated_text": wording.RATED_GAME if game.rated else wording.UNRATED_GAME,
         "result_text": wording.result_text(
             game.result_reason, [s.name for s in seats if s.place is not None and s.place != 1]
         ),

@@ -115,6 +115,7 @@ def game_new(request: HtmxHttpRequest, kind: str) -> HttpResponse:
                     clock_choice=clock_choice,
                     seats=[core.SeatPlan(bot=b) for b in bots],
                     clock_options=form.clock_options(),
+                    rated=bool(form.cleaned_data.get("rated")),
                 )
         except core.GameError as exc:
             form.add_error(None, str(exc))

@@ -23,12 +23,13 @@ from django.db import OperationalError, connections, router, transaction
 from django.db.models import QuerySet
 
 from games import clock, engines
+from games.archive import ratings
 from games.archive import results as player_results
 from games.bots import get_bot, levels
 from games.engines import IllegalMove, get_engine
 from games.engines.base import JSON, Engine, Result
 from games.mail import notices
-from games.models import Clock, Game, Move, Seat, json_safe
+from games.models import Clock, Game, Move, Profile, Seat, json_safe
 from games.play import deadlines, pacing
 
 logger = logging.getLogger(__name__)
@@ -67,10 +68,12 @@ def game_create(
     clock_choice: str,
     seats: Sequence[SeatPlan],
     clock_options: JSON | None = None,
+    rated: bool = True,
 ) -> Game:
     """A new game. The creator sits in seat 0 unless a bot does (a bot-only game, such as
     selfplay makes); the game starts at once if no seat is left open. `clock_options` (a time
-    bank, weekends off) are checked by `clock_options_checked`."""
+    bank, weekends off) are checked by `clock_options_checked`. `rated`: whether its end may
+    change ratings (never with a guest, nor with bots alone: games/archive/ratings.py)."""
     engine = _engine(kind)
     if not engine.MIN_SEATS <= len(seats) <= engine.MAX_SEATS:
         raise GameError(f"{engine.TITLE} is for {engine.MIN_SEATS} to {engine.MAX_SEATS} players.")
@@ -97,6 +100,7 @@ def game_create(
             seed_sha256=seed_sha256,
             created_by=creator,
             clock_options=clock_options,
+            rated=rated and any(not plan.bot for plan in seats) and not _is_guest(creator),
         )
         now = clock.now()
         bank = deadlines.bank_full(game) if "bank_days" in clock_options else None
@@ -160,7 +164,9 @@ def game_join(*, game_id: int, user: User) -> Seat:
         seat.joined_at = clock.now()
         seat.save(update_fields=["user", "joined_at"])
         game.version += 1
-        game.save(update_fields=["version"])
+        # A guest's seat makes the game unrated, and the page says so from now on.
+        game.rated = game.rated and not _is_guest(user)  # a query only for a rated game
+        game.save(update_fields=["version", "rated"])
         if len(free) == 1:
             _start(game)
     return seat
@@ -294,6 +300,10 @@ def _engine(kind: str) -> Engine:
         return get_engine(kind)
     except KeyError:
         raise GameError(f"There is no game called {kind!r}.") from None
+
+
+def _is_guest(user: User) -> bool:
+    return Profile.objects.filter(user=user, is_guest=True).exists()
 
 
 def _play_started(game: Game) -> bool:
@@ -431,7 +441,15 @@ class Ending:
 
 
 # What ending a game changes on the Game row; the caller saves it.
-GAME_END_FIELDS = ("status", "finished_at", "result_reason", "race_deadline", "version")
+GAME_END_FIELDS = (
+    "status",
+    "finished_at",
+    "result_reason",
+    "race_deadline",
+    "version",
+    "rated",
+    "rating_seq",
+)
 
 
 def game_end(game: Game, *, at: datetime, reason: str, places: Sequence[int] | None) -> None:
@@ -454,6 +472,7 @@ def _games_end(endings: Sequence[Ending]) -> None:
     deadlines.rows_update([s for e in endings for s in e.seats], ["place", "finished_at"])
     deadlines.deadlines_set([(e.game, seat, None) for e in endings for seat in e.seats])
     player_results.results_count([(e.game, e.seats) for e in endings])
+    ratings.ratings_update([(e.game, e.seats) for e in endings])
     notices.games_ended([e.game for e in endings], [s for e in endings for s in e.seats])
 
 

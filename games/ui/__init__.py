@@ -15,6 +15,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from games.engines.base import JSON
+from games.ui import wording
 
 if TYPE_CHECKING:
     from games.models import Game
@@ -61,7 +62,8 @@ class MoveInputError(Exception):
 class CreateForm(forms.Form):
     """A game's creation form: `create_args()` gives what `play.core.game_create` takes, and
     `clock_options()` the clock's options, which every game's form has (a live race refuses
-    them: play.core.clock_options_checked)."""
+    them: play.core.clock_options_checked); `rated` whether the game may change ratings (drawn
+    by the template after the other fields)."""
 
     bank = forms.ChoiceField(
         choices=[("0", "no time bank"), ("7", "7 days"), ("14", "14 days")],
@@ -74,6 +76,12 @@ class CreateForm(forms.Form):
         required=False,
         label="Weekends off",
         help_text="Clocks stop on Saturdays and Sundays, in each player's own time zone.",
+    )
+    rated = forms.BooleanField(
+        required=False,
+        initial=True,
+        label="Rated game",
+        help_text=wording.RATED_HELP,
     )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

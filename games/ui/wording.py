@@ -149,3 +149,27 @@ def clock_words(kind: str, duration: timedelta | None) -> str:
 # --- the replay ------------------------------------------------------------------------------
 
 START_APART = "The start. There are no turns: each runner steps on its own."
+
+
+# --- ratings (games/archive/ratings.py) ---------------------------------------------------------
+
+RATED_HELP = (
+    "A rated game changes its players' ratings. Games with a guest are never rated; "
+    "bots have ratings too."
+)
+RATED_GAME = "Rated game."
+UNRATED_GAME = "Not rated."
+RATING_EXPLAINED = (
+    "A rating is a careful guess at how well someone plays: it starts at 1000 and rises as "
+    "the site learns more. The ± is how unsure the guess still is."
+)
+
+
+def rating_change_text(before: int, after: int) -> str:
+    """ "+12", "−5" (a minus sign), "±0": a rating's change at a game's end."""
+    diff = after - before
+    if diff > 0:
+        return f"+{diff}"
+    if diff < 0:
+        return f"\u2212{-diff}"
+    return "\u00b10"

@@ -17,11 +17,13 @@ from playwright.sync_api import Browser, BrowserContext
 
 from games.accounts import calendar
 from games.accounts.guests import guest_create
+from games.archive.ratings import ratings_recompute
 from games.bots import get_bot
 from games.engines import cornmaze, robotmaze
 from games.mail import preferences
 from games.models import Game
 from games.play import core
+from tests.test_archive import bulk_finished
 from tests.test_mazerace_site import step, way_out
 from tests.test_robotmaze_site import WAREHOUSES
 from tests.worker_fixtures import make_player
@@ -239,6 +241,11 @@ def build_tour() -> Tour:
         "mazerace-slow": race_slow,
         "mazerace-finished": race_done,
     }
+    # Ratings: the finished games between registered players rated them as they ended; five
+    # more Robot Maze Races, loaded and rated by a recompute, put both on that leaderboard.
+    bulk_finished(5, [player, rival], kind="robotmaze", reason="damage", winner=0)
+    ratings_recompute()
+
     for game in games.values():
         game.refresh_from_db()
     assert corn_done.is_over and robot_done.is_over and race_done.is_over, "a game did not end"
@@ -255,6 +262,8 @@ def build_tour() -> Tour:
         stop(role, "lobby", reverse("lobby"))
         stop(role, "player", reverse("player", args=["ariadne"]))
     stop("anonymous", "archive", reverse("archive"))
+    stop("anonymous", "leaderboard-cornmaze", reverse("leaderboard", args=["cornmaze"]))
+    stop("player", "leaderboard-robotmaze", reverse("leaderboard", args=["robotmaze"]))
     for kind in ("cornmaze", "robotmaze", "mazerace"):
         stop("anonymous", f"rules-{kind}", reverse("rules", args=[kind]))
         stop("anonymous", f"new-{kind}", reverse("game_new", args=[kind]))
