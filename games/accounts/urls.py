@@ -16,6 +16,9 @@ urlpatterns = [
     path("email/resend/", account_views.email_verify_resend, name="email_verify_resend"),
     path("verify/<str:token>/", account_views.email_verify, name="email_verify"),
     path("guest/<str:key>/", account_views.guest_return, name="guest_return"),
+    path("vacation/", account_views.vacation_start, name="vacation_start"),
+    path("vacation/return/", account_views.vacation_end, name="vacation_end"),
+    path("vacation/automatic/", account_views.vacation_automatic, name="vacation_automatic"),
     # Django's views (sign-in, sign-out and password reset with our limits and steps, in
     # account_views), with our templates in templates/registration/.
     path("login/", account_views.LoginView.as_view(), name="login"),

@@ -14,7 +14,7 @@ from games.archive.records import public_move
 from games.engines import get_engine
 from games.engines.base import JSON
 from games.models import Game, Seat
-from games.play import core
+from games.play import core, vacations
 from games.ui import SEAT_COLOURS, colour, get_ui, mark_html, wording
 
 
@@ -38,6 +38,7 @@ def game_context(
             "you": s == my_seat,
             "url": seat_url(s),
             "dropped": bool(view and s.index in view.get("dropped", [])),
+            "vacation_until": vacations.on_vacation_until(s.user if s.user_id else None, now),
         }
         for s in seats
     ]

@@ -13,7 +13,7 @@ from django.db.models import Field, Model
 from games import clock
 from games.engines.base import Engine
 from games.mail import notices
-from games.models import Game, Seat
+from games.models import ClockEvent, Game, Seat, Vacation
 
 
 def rows_update(rows: Sequence[Model], fields: Sequence[str]) -> None:
@@ -55,15 +55,39 @@ def turn_deadlines(game: Game, engine: Engine) -> None:
     duration = game.clock_duration
     now = clock.now()
     changes: list[tuple[Game, Seat, datetime | None]] = []
-    for seat in game.seats.all():
+    # The players' vacations come with the seats (one query, as before).
+    for seat in game.seats.select_related("user__vacation"):
         if seat.index not in to_move:
             deadline = None
         elif seat.deadline is not None:
             deadline = seat.deadline
         else:
-            deadline = now + duration if duration else None
+            deadline = _turn_start(game, seat, now) + duration if duration else None
         changes.append((game, seat, deadline))
     deadlines_set(changes)
+
+
+def _turn_start(game: Game, seat: Seat, now: datetime) -> datetime:
+    """When a turn starting now starts to run: at once, or when its player's vacation ends
+    (games/play/vacations.py). A game that had no word of this vacation gets its start in its
+    record's clock events."""
+    vacation: Vacation | None = getattr(seat.user, "vacation", None) if seat.user_id else None
+    if vacation is None or not vacation.on_vacation(now):
+        return now
+    assert vacation.until is not None and vacation.started_at is not None
+    start = ClockEvent.Kind.VACATION_START
+    if not ClockEvent.objects.filter(
+        game=game, seat=seat.index, kind=start, at__gte=vacation.started_at
+    ).exists():
+        ClockEvent.objects.create(
+            game=game,
+            seat=seat.index,
+            kind=start,
+            at=now,
+            ply=game.ply,
+            data={"until": vacation.until.isoformat(), "automatic": vacation.was_automatic},
+        )
+    return vacation.until
 
 
 def deadlines_set(changes: Sequence[tuple[Game, Seat, datetime | None]]) -> None:
