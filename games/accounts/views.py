@@ -4,7 +4,7 @@ our templates (see `account_urls`)."""
 
 from __future__ import annotations
 
-from datetime import datetime, time
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -257,6 +257,9 @@ class PasswordResetView(auth_views.PasswordResetView):
 @login_required
 def vacation_start(request: HttpRequest) -> HttpResponse:
     user = _signed_in(request)
+    if not vacations.is_registered(user):
+        messages.error(request, vacations.GUEST_REFUSED)
+        return _account_page(request, status=400)
     form = VacationForm(request.POST)
     if form.is_valid():
         return_on = form.cleaned_data["return_on"]
@@ -264,14 +267,14 @@ def vacation_start(request: HttpRequest) -> HttpResponse:
         if return_on is not None:
             # Back at the start of that day, in the time zone the site shows the player.
             zone = timezone.get_current_timezone()
-            until = datetime.combine(return_on, time(), tzinfo=zone)
+            until = vacations.until_for(return_on, zone)
             if return_on <= timezone.localdate(clock.now(), zone):
                 form.add_error("return_on", "Choose a return date after today.")
         if form.is_valid():
             try:
                 vacation = vacations.vacation_start(user=user, until=until)
             except vacations.VacationError as exc:
-                form.add_error("return_on" if until else None, str(exc))
+                messages.error(request, str(exc))
             else:
                 assert vacation.until is not None
                 messages.success(

@@ -433,7 +433,7 @@ def _games_end(endings: Sequence[Ending]) -> None:
 
 def _seats_with_people() -> QuerySet[Seat]:
     """Seats with what a mail to their person needs."""
-    return Seat.objects.select_related("user__profile", "user__email_preferences")
+    return Seat.objects.select_related("user__profile", "user__email_preferences", "user__vacation")
 
 
 # --- deadlines moved by the admin ---------------------------------------------------------------

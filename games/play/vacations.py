@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta, tzinfo
 
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import OperationalError, connections, router, transaction
-from django.db.models import F, Max
+from django.db.models import F
 from django.db.models.functions import TruncWeek
 
 from games import clock
@@ -99,12 +99,11 @@ def _weeks_count(vacation: Vacation, user: User, now: datetime) -> None:
         .exclude(move__has_key="timeout")
         .annotate(week=TruncWeek("at", tzinfo=UTC))
     )
-    weeks = moves.values("week").distinct().count()
+    weeks = list(moves.values_list("week", flat=True).distinct())
     if not weeks:
         return
-    last = moves.aggregate(last=Max("at"))["last"]
-    vacation.days_left = min(MAX_DAYS, vacation.days_left + weeks)
-    vacation.weeks_counted_to = week_start(last) + timedelta(days=7)
+    vacation.days_left = min(MAX_DAYS, vacation.days_left + len(weeks))
+    vacation.weeks_counted_to = week_start(max(weeks)) + timedelta(days=7)
 
 
 def on_vacation_until(user: User | None, now: datetime) -> datetime | None:
@@ -116,6 +115,11 @@ def on_vacation_until(user: User | None, now: datetime) -> datetime | None:
     if vacation is None or not vacation.on_vacation(now):
         return None
     return vacation.until
+
+
+def until_for(return_on: date, zone: tzinfo) -> datetime:
+    """A return date's end of vacation: the start of that day in the player's time zone."""
+    return datetime.combine(return_on, time(), tzinfo=zone)
 
 
 def days_for(*, until: datetime, now: datetime) -> int:
@@ -239,6 +243,18 @@ def automatic_vacation(*, game: Game, seat: Seat, now: datetime) -> bool:
     profile = getattr(user, "profile", None)
     if profile is not None and profile.is_guest:
         return False
+    # Read with the seats (`select_related("user__vacation")`): no query for a player who
+    # turned it off or is away already, so a batch of timeouts costs what it cost.
+    stored: Vacation | None = getattr(user, "vacation", None)
+    if stored is not None and (not stored.automatic or stored.on_vacation(now)):
+        return False
+    if (
+        stored is not None
+        and stored.days_left < 1
+        and stored.weeks_counted_to is not None
+        and stored.weeks_counted_to > now
+    ):
+        return False  # this week's day is counted already, and no other week has begun
     found = vacation_for(user, now=now)
     if not found.automatic or found.days_left < 1 or found.on_vacation(now):
         return False
@@ -318,8 +334,7 @@ def _deadlines_shift(
     ).order_by("game_id")
     changes = []
     for found in seats:
-        seat = known.get(found.pk, found)
-        seat.deadline = found.deadline
+        seat = known.get(found.pk, found)  # read under the same locks: the same deadline
         assert found.deadline is not None
         base = found.deadline if now is None else max(found.deadline, now)
         changes.append((by_id[found.game_id], seat, base + by))
