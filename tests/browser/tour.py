@@ -20,7 +20,7 @@ from games.bots import get_bot
 from games.engines import cornmaze, robotmaze
 from games.mail import preferences
 from games.models import Game
-from games.play import core
+from games.play import core, vacations
 from tests.test_mazerace_site import step, way_out
 from tests.test_robotmaze_site import WAREHOUSES
 from tests.worker_fixtures import make_player
@@ -212,6 +212,8 @@ def build_tour() -> Tour:
         "mazerace-slow": race_slow,
         "mazerace-finished": race_done,
     }
+    # The rival is away (issue 14): every game of theirs shows "on vacation until ...".
+    vacations.vacation_start(user=rival)
     for game in games.values():
         game.refresh_from_db()
     assert corn_done.is_over and robot_done.is_over and race_done.is_over, "a game did not end"
