@@ -116,6 +116,13 @@ class VacationForm(forms.Form):
         kwargs.setdefault("auto_id", "id_vacation_%s")
         super().__init__(*args, **kwargs)
 
+    def clean_return_on(self) -> Any:
+        # strptime takes other scripts' digits (games/web/inputs.py): a date is ASCII only.
+        raw = self.data.get("return_on", "")
+        if isinstance(raw, str) and not raw.isascii():
+            raise ValidationError("Enter a valid date.", code="invalid")
+        return self.cleaned_data["return_on"]
+
 
 class VacationAutomaticForm(forms.Form):
     automatic = forms.BooleanField(
