@@ -15,6 +15,8 @@ import time_machine
 from django.core import mail
 from django.test import Client
 from django.urls import reverse
+from hypothesis import given
+from hypothesis import strategies as st
 
 from games.accounts.guests import guest_create
 from games.archive.records import record_build, record_verify
@@ -437,3 +439,27 @@ def test_verify_checks_the_clock_events() -> None:
     # Another helper's kinds are left for their own checks.
     other = {**record, "clock_events": [{"at": START.isoformat(), "seat": 0, "kind": "gift"}]}
     assert record_verify(other) == []
+
+
+# --- the arithmetic, for any times --------------------------------------------------------------
+
+
+@given(
+    hours=st.integers(min_value=1, max_value=30 * 24 * 60),
+    back=st.floats(min_value=0, max_value=1),
+)
+def test_the_days_taken_cover_the_vacation_and_a_return_gives_back_only_days_not_begun(
+    hours: int, back: float
+) -> None:
+    now = START
+    until = now + timedelta(minutes=hours)
+    planned = vacations.days_for(until=until, now=now)
+    # Every day or part of one is counted, short of the daylight-saving hour's slack.
+    assert planned >= 1
+    assert planned * DAY + vacations.DST_SLACK >= until - now
+    assert (planned - 1) * DAY < until - now
+    returned = now + (until - now) * back
+    vacation = Vacation(started_at=now, until=until, days_planned=planned)
+    used = vacations.days_used(vacation, returned)
+    assert 1 <= used <= planned
+    assert used == planned or used * DAY >= returned - now
