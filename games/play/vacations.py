@@ -266,6 +266,9 @@ def automatic_vacation(*, game: Game, seat: Seat, now: datetime) -> bool:
     except VacationError:
         return False
     notices.vacation_started(game=game, seat=seat)
+    # The vacation bumped the game's version in the database: the caller's row follows, so
+    # that a later change to it in the same batch does not write an older version back.
+    game.refresh_from_db(fields=["version"])
     return True
 
 
