@@ -236,6 +236,7 @@ def test_record_json_follows_the_format(client, make_cornmaze):
         "first_seat",
         "initial",
         "moves",
+        "clock_events",
         "result",
     ]
     assert record["format"] == "mazesite-record/1" and record["game"] == "cornmaze"
