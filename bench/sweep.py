@@ -13,6 +13,11 @@ issue 14; their deadlines are further off, and the bank is in the seats' `bank`)
 timeouts, a batch of games at a time in one locked transaction, "game over" mails written to
 the outbox. Sending is not timed: the mail task is replaced by a no-op. Prints the plan of the
 sweep's query, both times and their ratio.
+
+Vacations are in the mix (issue 14): every player has a vacation row (read with the sweep's
+seats), the expired seats' players have automatic vacation off (so they time out, as before),
+and `--vacations` of the games (a tenth by default) have their seat to move held by a player
+on vacation, its deadline moved past the vacation, with the vacation's clock event.
 """
 
 from __future__ import annotations
@@ -54,21 +59,24 @@ def recreate_database() -> None:
         conn.execute(f"CREATE DATABASE {DATABASE}")
 
 
-def fill(total: int, expired: int) -> None:
+def fill(total: int, expired: int, vacations: int | None = None) -> None:
     """`total` running games, two people each, one seat to move with a deadline; `expired` of
     them, spread over the table, ran out between a minute and a day ago."""
     from django.contrib.auth.models import User
     from django.core.management import call_command
     from django.db import connection
 
-    from games.models import Game, Profile
+    from games.models import Game, Profile, Vacation
     from games.play import core
 
     call_command("migrate", verbosity=0)
     a = User.objects.create_user("alice", email="alice@example.com")
     b = User.objects.create_user("bob", email="bob@example.com")
-    for user in (a, b):
+    c = User.objects.create_user("carol", email="carol@example.com")
+    for user in (a, b, c):
         Profile.objects.create(user=user, email_verified=True)
+    for user in (a, b):
+        Vacation.objects.create(user=user, automatic=False)
     # One real game, one move in: its state is every game's state.
     template = core.game_create(
         kind="cornmaze",
@@ -140,6 +148,39 @@ def fill(total: int, expired: int) -> None:
                 "every": every,
                 "expired": expired,
             },
+        )
+        # A tenth of the games not expired (or --vacations): carol's seat to move, on
+        # vacation for 14 days, its deadline moved past it, with the vacation's clock event.
+        away = (total - expired) // 10 if vacations is None else vacations
+        cursor.execute(
+            """
+            UPDATE games_seat SET user_id = %(c)s,
+                deadline = deadline + interval '14 days'
+            WHERE id IN (
+                SELECT s.id FROM games_seat s
+                WHERE s.deadline > now() AND s.index = %(to_move)s
+                ORDER BY s.id LIMIT %(away)s
+            )
+            """,
+            {"c": c.pk, "to_move": to_move, "away": away},
+        )
+        cursor.execute(
+            """
+            INSERT INTO games_clockevent (game_id, seat, kind, at, ply, data)
+            SELECT game_id, index, 'vacation_start', now() - interval '1 hour', 1,
+                jsonb_build_object('until', now() + interval '14 days', 'automatic', false)
+            FROM games_seat WHERE user_id = %s AND deadline IS NOT NULL
+            """,
+            [c.pk],
+        )
+        cursor.execute(
+            """
+            INSERT INTO games_vacation (user_id, days_left, automatic, started_at, until,
+                days_planned, was_automatic)
+            VALUES (%s, 0, true, now() - interval '1 hour', now() + interval '14 days', 14,
+                false)
+            """,
+            [c.pk],
         )
         cursor.execute(
             """
@@ -242,14 +283,16 @@ def selection(now: datetime, limit: int) -> int:
         return len(list(query[:limit]))
 
 
-def run(total: int, expired: int, *, show_plan: bool, repeat: int) -> tuple[float, float]:
+def run(
+    total: int, expired: int, *, show_plan: bool, repeat: int, vacations: int | None = None
+) -> tuple[float, float]:
     from games import queueing
     from games.models import Game
     from games.play import sweeps
 
     recreate_database()
     started = time.perf_counter()
-    fill(total, expired)
+    fill(total, expired, vacations)
     print(
         f"\n{total:,} games, {expired:,} expired: filled in {time.perf_counter() - started:.1f} s"
     )
@@ -282,10 +325,20 @@ def main() -> None:
     parser.add_argument("--expired", type=int, default=1_000)
     parser.add_argument("--repeat", type=int, default=3, help="timed sweeps of each size")
     parser.add_argument("--keep", action="store_true", help="keep the database afterwards")
+    parser.add_argument(
+        "--vacations",
+        type=int,
+        default=None,
+        help="games whose player to move is on vacation (default: a tenth of those running)",
+    )
     args = parser.parse_args()
     setup_django()
-    small = run(args.small, args.expired, show_plan=False, repeat=args.repeat)
-    large = run(args.games, args.expired, show_plan=True, repeat=args.repeat)
+    small = run(
+        args.small, args.expired, show_plan=False, repeat=args.repeat, vacations=args.vacations
+    )
+    large = run(
+        args.games, args.expired, show_plan=True, repeat=args.repeat, vacations=args.vacations
+    )
     print(f"\n{args.expired:,} expired among {args.small:,} and among {args.games:,} games:")
     print(
         f"  selection: {small[0] * 1000:.1f} ms and {large[0] * 1000:.1f} ms, "

@@ -390,6 +390,7 @@ class Outbox(models.Model):
         REMINDER = "reminder", "reminder"
         GAME_OVER = "game_over", "game over"
         DIGEST = "digest", "daily digest"
+        VACATION = "vacation", "automatic vacation"
 
     class Status(models.TextChoices):
         PENDING = "pending", "pending"
@@ -465,3 +466,64 @@ class EmailPreferences(models.Model):
 
     def __str__(self) -> str:
         return f"email preferences of {self.user}"
+
+
+# --- vacations (issue 14) --------------------------------------------------------------------
+
+
+class Vacation(models.Model):
+    """A registered player's vacation allowance and the vacation they are on, if any
+    (games/play/vacations.py). No row means the defaults: 14 days, automatic vacation on.
+
+    While `started_at <= now < until` the player is on vacation: the days of it were taken from
+    `days_left` when it started (`days_planned`), and a return before `until` gives back the days
+    not begun. Their seats' deadlines were moved by the service; nothing here is swept."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="vacation"
+    )
+    days_left = models.PositiveSmallIntegerField(default=14)
+    automatic = models.BooleanField(
+        default=True,
+        help_text="When a clock would run out, a vacation starts instead, while days are left.",
+    )
+    # Weeks played are counted up to here: a move at or after it is in a week not counted yet.
+    weeks_counted_to = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    until = models.DateTimeField(null=True, blank=True)
+    days_planned = models.PositiveSmallIntegerField(default=0)
+    was_automatic = models.BooleanField(default=False)
+
+    def __str__(self) -> str:
+        return f"vacation of {self.user}"
+
+    def on_vacation(self, now: Any) -> bool:
+        return (
+            self.started_at is not None
+            and self.until is not None
+            and self.started_at <= now < self.until
+        )
+
+
+class ClockEvent(models.Model):
+    """A vacation's start or early end in one game (games/play/vacations.py): rows, since a
+    vacation writes them into all of a player's games at once. A gift of time is kept on the
+    game itself (Game.clock_events); the record lists both, in time order, as `clock_events`."""
+
+    class Kind(models.TextChoices):
+        VACATION_START = "vacation_start", "vacation started"
+        VACATION_END = "vacation_end", "vacation ended"
+
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="vacation_events")
+    seat = models.PositiveSmallIntegerField()
+    kind = models.CharField(max_length=32, choices=Kind.choices)
+    at = models.DateTimeField()
+    ply = models.PositiveIntegerField(default=0)  # the game's ply when it happened
+    data = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["game", "at", "id"]
+        indexes = [models.Index(fields=["game", "at"], name="clock_event_game_at")]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} in {self.game} seat {self.seat}"

@@ -15,7 +15,7 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from games.bots import get_bot
 from games.engines import cornmaze
-from games.models import Game
+from games.models import Game, Vacation
 from games.play import core
 
 # The real worker, broker queue and mail server (queued, smtp_server, celery_worker_process).
@@ -98,10 +98,18 @@ def unavailable(reason: str) -> None:
 
 @pytest.fixture
 def make_user(db: None) -> Callable[..., AbstractBaseUser]:
-    def make(name: str | None = None, password: str = "a-long-passphrase") -> AbstractBaseUser:
+    def make(
+        name: str | None = None,
+        password: str = "a-long-passphrase",
+        automatic_vacation: bool = False,
+    ) -> AbstractBaseUser:
+        """A registered player. Automatic vacation (on by default on the site, issue 14) is
+        off unless asked for, so that a clock that runs out in a test times its seat out."""
         user = get_user_model().objects.create_user(
             username=name or f"player{next(_names)}", password=password
         )
+        if not automatic_vacation:
+            Vacation.objects.create(user=user, automatic=False)
         return user
 
     return make

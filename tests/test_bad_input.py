@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from games.accounts import profiles
 from games.accounts.guests import guest_create
 from games.archive.records import record_build, record_verify
-from games.models import Game, Move, Profile
+from games.models import ClockEvent, Game, Move, Profile, Vacation
 from games.play import core
 from games.web.inputs import ascii_int
 from games.web.middleware import MAX_CHARS
@@ -450,3 +450,37 @@ def test_a_hostile_rated_value_is_read_as_a_checkbox_and_nothing_else(make_user)
     before = Game.objects.count()
     assert client.post("/new/cornmaze/", {**form, "rated": "a\x00b"}).status_code == 400
     assert Game.objects.count() == before
+
+
+# --- vacation (issue 14) -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"return_on": "2000-01-01"}, "Choose a return date after today."),
+        ({"return_on": "2999-01-01"}, "days of vacation, and you have 14 left."),
+        ({"return_on": "２０９９-０１-０１"}, "Enter a valid date."),  # other scripts' digits
+        ({"return_on": "2099-02-30"}, "Enter a valid date."),
+        ({"return_on": "x" * 200}, "Enter a valid date."),
+    ],
+)
+def test_a_bad_vacation_is_refused_with_a_message_and_changes_nothing(
+    make_user, data: dict[str, str], message: str
+) -> None:
+    user = make_user()
+    client = signed_in(user)
+    before = list(Vacation.objects.values()), ClockEvent.objects.count()
+    response = client.post(reverse("vacation_start"), data)
+    assert response.status_code == 400
+    assert message in response.content.decode()
+    assert (list(Vacation.objects.values()), ClockEvent.objects.count()) == before
+
+
+def test_a_guest_asking_for_a_vacation_is_told_why_and_nothing_changes() -> None:
+    client = signed_in(guest_create())
+    for name in ("vacation_start", "vacation_end", "vacation_automatic"):
+        response = client.post(reverse(name), {"return_on": "2099-01-01", "automatic": "on"})
+        assert response.status_code == 400
+        assert "Guests have no vacation days" in response.content.decode()
+    assert not Vacation.objects.exists()

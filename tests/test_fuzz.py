@@ -319,7 +319,11 @@ def site(db: None, settings: Any) -> Site:
             FormFields(controls).feed(found.client(role).get(page).content.decode())
     found.fields = {name: sorted(values) for name, values in controls.items()}
     # The move forms' own fields, whether or not a page showed them to this role just now.
-    for name in ("ply", "step", "dir", "first", "second", "runs", "warehouse", "program"):
+    # And the vacation's (issue 14), which the account page shows one at a time.
+    for name in ("ply", "step", "dir", "first", "second", "runs", "warehouse", "program") + (
+        "return_on",
+        "automatic",
+    ):
         found.fields.setdefault(name, [])
     assert {"ply", "step", "dir", "username", "email", "password1", "player"} <= set(found.fields)
     assert {"seat", "time_zone", "bank", "weekends_off"} <= set(found.fields)

@@ -242,12 +242,13 @@ def test_a_replay_runs_a_fixed_number_of_queries(
     bulk_finished(10, people)
     for game in (short, long):
         base = f"/games/{game.pk}/replay/"
-        # The game, its seats, its moves; verify builds the record: its seats and moves again.
+        # The game, its seats, its moves; verify builds the record: its seats and moves again,
+        # and its clock events (issue 14).
         with django_assert_num_queries(3):
             client.get(f"{base}?ply={game.ply}")
         with django_assert_num_queries(3):
             client.get(f"{base}?ply=1", **HTMX)
-        with django_assert_num_queries(5):
+        with django_assert_num_queries(6):
             client.get(f"{base}?verify=1", **HTMX)
     bulk_finished(990, people)
     assert Game.objects.count() == 1002

@@ -30,7 +30,7 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import connection
 
-from games.models import Game, Profile
+from games.models import Game, Profile, Vacation
 from games.play import core
 from tests.conftest import a_legal_move, to_move, unavailable
 from tests.conftest import seat_user as player_at
@@ -42,13 +42,23 @@ _names = itertools.count(1)
 # --- people and games ------------------------------------------------------------------------
 
 
-def make_player(name: str | None = None, *, address: bool = True, verified: bool = True) -> User:
-    """A registered player; with a verified address unless told otherwise."""
+def make_player(
+    name: str | None = None,
+    *,
+    address: bool = True,
+    verified: bool = True,
+    automatic_vacation: bool = False,
+) -> User:
+    """A registered player; with a verified address unless told otherwise. Automatic vacation
+    (on by default on the site, issue 14) is off unless asked for, so that a clock that runs
+    out times its seat out."""
     name = name or f"clocks{next(_names)}-{uuid.uuid4().hex[:6]}"
     user = User.objects.create_user(
         username=name, password="a-long-passphrase", email=f"{name}@example.com" if address else ""
     )
     Profile.objects.update_or_create(user=user, defaults={"email_verified": address and verified})
+    if not automatic_vacation:
+        Vacation.objects.create(user=user, automatic=False)
     return user
 
 

@@ -125,3 +125,40 @@ class VerifiedPasswordResetForm(PasswordResetForm):
             )
         )
         return (user for user in super().get_users(email) if user.pk in verified)
+
+
+# --- vacation (issue 14) -----------------------------------------------------------------------
+
+
+class VacationForm(forms.Form):
+    """Start a vacation: until a return date, or (none given) as long as the days left."""
+
+    return_on = forms.DateField(
+        label="Back on",
+        required=False,
+        help_text="Leave it empty to stay away as long as your days last, or until you move.",
+        widget=forms.DateInput(attrs={"type": "date"}),
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("auto_id", "id_vacation_%s")
+        super().__init__(*args, **kwargs)
+
+    def clean_return_on(self) -> Any:
+        # strptime takes other scripts' digits (games/web/inputs.py): a date is ASCII only.
+        raw = self.data.get("return_on", "")
+        if isinstance(raw, str) and not raw.isascii():
+            raise ValidationError("Enter a valid date.", code="invalid")
+        return self.cleaned_data["return_on"]
+
+
+class VacationAutomaticForm(forms.Form):
+    automatic = forms.BooleanField(
+        label="Automatic vacation",
+        required=False,
+        help_text="When a clock would run out, a vacation starts instead, while you have days.",
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("auto_id", "id_vacation_%s")
+        super().__init__(*args, **kwargs)

@@ -19,6 +19,9 @@ urlpatterns = [
     path("guest/<str:key>/", account_views.guest_return, name="guest_return"),
     path("calendar/", account_views.calendar_link, name="calendar_link"),
     path("calendar/<str:token>.ics", account_views.calendar_feed, name="calendar_feed"),
+    path("vacation/", account_views.vacation_start, name="vacation_start"),
+    path("vacation/return/", account_views.vacation_end, name="vacation_end"),
+    path("vacation/automatic/", account_views.vacation_automatic, name="vacation_automatic"),
     # Django's views (sign-in, sign-out and password reset with our limits and steps, in
     # account_views), with our templates in templates/registration/.
     path("login/", account_views.LoginView.as_view(), name="login"),

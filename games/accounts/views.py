@@ -4,6 +4,7 @@ our templates (see `account_urls`)."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -17,20 +18,26 @@ from django.forms import Form
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.cache import patch_cache_control
+from django.utils.formats import date_format
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
+from games import clock
 from games.accounts import calendar, profiles
 from games.accounts.forms import (
     ClaimForm,
     EmailForm,
     SignupForm,
     TimeZoneForm,
+    VacationAutomaticForm,
+    VacationForm,
     VerifiedPasswordResetForm,
 )
 from games.accounts.profiles import AccountError
 from games.archive import selectors
 from games.models import Profile
+from games.play import vacations
 from games.web import limits
 
 
@@ -307,12 +314,107 @@ class PasswordResetView(auth_views.PasswordResetView):
         return super().form_valid(form)
 
 
+# --- vacation (issue 14) -----------------------------------------------------------------------
+
+
+@require_POST
+@login_required
+def vacation_start(request: HttpRequest) -> HttpResponse:
+    user = _signed_in(request)
+    if not vacations.is_registered(user):
+        messages.error(request, vacations.GUEST_REFUSED)
+        return _account_page(request, status=400)
+    form = VacationForm(request.POST)
+    if form.is_valid():
+        return_on = form.cleaned_data["return_on"]
+        until = None
+        if return_on is not None:
+            # Back at the start of that day, in the time zone the site shows the player.
+            zone = timezone.get_current_timezone()
+            until = vacations.until_for(return_on, zone)
+            if return_on <= timezone.localdate(clock.now(), zone):
+                form.add_error("return_on", "Choose a return date after today.")
+        if form.is_valid():
+            try:
+                vacation = vacations.vacation_start(user=user, until=until)
+            except vacations.VacationError as exc:
+                messages.error(request, str(exc))
+            else:
+                assert vacation.until is not None
+                messages.success(
+                    request,
+                    f"Enjoy your vacation. Your clocks stop until {_when(vacation.until)}.",
+                )
+                return redirect("account")
+    return _account_page(request, vacation_form=form, status=400)
+
+
+@require_POST
+@login_required
+def vacation_end(request: HttpRequest) -> HttpResponse:
+    user = _signed_in(request)
+    if not vacations.is_registered(user):
+        messages.error(request, vacations.GUEST_REFUSED)
+        return _account_page(request, status=400)
+    try:
+        vacation = vacations.vacation_end(user=user)
+    except vacations.VacationError as exc:
+        messages.error(request, str(exc))
+        return _account_page(request, status=409)
+    if vacation is None:
+        messages.error(request, "You are not on vacation.")
+        return _account_page(request, status=400)
+    messages.success(
+        request,
+        f"Welcome back. Your clocks run again; {vacation.days_left} vacation days left.",
+    )
+    return redirect("account")
+
+
+@require_POST
+@login_required
+def vacation_automatic(request: HttpRequest) -> HttpResponse:
+    user = _signed_in(request)
+    form = VacationAutomaticForm(request.POST)
+    if not form.is_valid():
+        return _account_page(request, status=400)
+    try:
+        vacations.automatic_set(user=user, automatic=form.cleaned_data["automatic"])
+    except vacations.VacationError as exc:
+        messages.error(request, str(exc))
+        return _account_page(request, status=400)
+    if form.cleaned_data["automatic"]:
+        messages.success(request, "Automatic vacation is on.")
+    else:
+        messages.success(request, "Automatic vacation is off: a clock that runs out loses.")
+    return redirect("account")
+
+
+def _when(at: datetime) -> str:
+    return date_format(timezone.localtime(at), "l j F Y, H:i T")
+
+
+def _vacation_context(user: User, vacation_form: Form | None) -> dict[str, Any]:
+    if not vacations.is_registered(user):
+        return {"vacation_for_guest": True}
+    now = clock.now()
+    vacation = vacations.vacation_for(user, now=now)
+    return {
+        "vacation": vacation,
+        "vacation_on": vacation.on_vacation(now),
+        "vacation_form": vacation_form or VacationForm(),
+        "vacation_automatic_form": VacationAutomaticForm(initial={"automatic": vacation.automatic}),
+        "vacation_max_days": vacations.MAX_DAYS,
+    }
+
+
 def _account_page(
     request: HttpRequest,
     *,
     claim_form: Form | None = None,
     email_form: Form | None = None,
     time_zone_form: Form | None = None,
+    vacation_form: Form | None = None,
     status: int = 200,
 ) -> HttpResponse:
     user = _signed_in(request)
@@ -327,6 +429,7 @@ def _account_page(
         "has_password": user.has_usable_password(),
         **_calendar_context(request, user, profile),
         "time_zone_form": time_zone_form or TimeZoneForm(initial={"time_zone": profile.time_zone}),
+        **_vacation_context(user, vacation_form),
     }
     return render(request, "accounts/account.html", context, status=status)
 

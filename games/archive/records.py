@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -43,6 +44,11 @@ def record_build(game: Game, *, viewer_seat: int | None) -> JSON:
         if over or engine.INITIAL_IS_PUBLIC:
             initial = engine.initial(game.state)
     places = [s.place for s in seats] if game.status == Game.Status.FINISHED else []
+    vacation_events = [
+        {"at": e.at.isoformat(), "seat": e.seat, "kind": e.kind, "ply": e.ply, **e.data}
+        for e in game.vacation_events.all()
+    ]
+    clock_events = sorted([*game.clock_events, *vacation_events], key=lambda e: str(e["at"]))
     return json_safe(
         {
             "format": FORMAT,
@@ -64,8 +70,10 @@ def record_build(game: Game, *, viewer_seat: int | None) -> JSON:
             "first_seat": first_seat,
             "initial": initial,
             "moves": moves,
-            # What changed the clocks besides the moves (Game.clock_events): gifts of time.
-            "clock_events": list(game.clock_events),
+            # What moved a clock besides a move, in time order: the gifts of time kept on the
+            # game (Game.clock_events) and the vacations' starts and early ends (ClockEvent rows);
+            # the engines know no clocks, so these are the record's own.
+            "clock_events": clock_events,
             "result": {
                 "status": "active" if not over else str(game.status),
                 "reason": game.result_reason,
@@ -148,39 +156,6 @@ def _malformed(record: JSON) -> list[str]:
 CLOCK_KEYS = frozenset({"clock", "bank_days", "weekends_off"})
 
 
-def clock_events_problems(record: JSON, seats: int) -> list[str]:
-    """What is wrong with a record's `clock_events` (none in an older record): each an object
-    with `at`, `seat` and `kind`; a gift is from another seat (`by`), in a turn the moves reach
-    (`ply`), and at most one gift from a seat in each turn."""
-    events = record.get("clock_events", [])
-    if not isinstance(events, list):
-        return [f"The field 'clock_events' must be an array, not {_json_type(events)}."]
-    problems: list[str] = []
-    gifts: set[tuple[Any, Any]] = set()
-    plies = len(record["moves"])
-    for i, event in enumerate(events, start=1):
-        if not isinstance(event, dict):
-            problems.append(f"Clock event {i} must be an object, not {_json_type(event)}.")
-            continue
-        seat: Any = event.get("seat")
-        if not isinstance(event.get("at"), str) or not isinstance(event.get("kind"), str):
-            problems.append(f"Clock event {i} needs an 'at' time and a 'kind'.")
-        elif not _is_int(seat) or not 0 <= seat < seats:
-            problems.append(f"Clock event {i} names no seat of this game.")
-        elif event["kind"] == "gift":
-            by: Any = event.get("by")
-            ply: Any = event.get("ply")
-            if not _is_int(by) or not 0 <= by < seats or by == seat:
-                problems.append(f"Clock event {i}: a gift of time is from another seat.")
-            elif not _is_int(ply) or not 0 <= ply <= plies:
-                problems.append(f"Clock event {i}: the gift is in no turn of the game.")
-            elif (by, ply) in gifts:
-                problems.append(f"Clock event {i}: a second gift from seat {by} in one turn.")
-            else:
-                gifts.add((by, ply))
-    return problems
-
-
 def _json_type(value: Any) -> str:
     if value is None:
         return "null"
@@ -252,4 +227,73 @@ def record_verify(record: Any) -> list[str]:
             problems.append("The result is not the one the moves give.")
     elif result is not None and claimed.get("status") == "active":
         problems.append("The moves finish the game, but the record says it goes on.")
+    return problems
+
+
+def _instant(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        at = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return at if at.tzinfo is not None else None
+
+
+def clock_events_problems(record: JSON, seats: int) -> list[str]:
+    """What is wrong with a record's `clock_events` (none in an older record), replayed beside
+    its moves: each an object with `at`, `seat` and `kind`; a gift is from another seat (`by`),
+    in a turn the moves reach (`ply`), at most one from a seat in each turn; a vacation ends
+    only after it started, and no seat timed out while on vacation (a vacation stops every
+    clock of its player)."""
+    events = record.get("clock_events", [])
+    if not isinstance(events, list):
+        return [f"The field 'clock_events' must be an array, not {_json_type(events)}."]
+    problems: list[str] = []
+    gifts: set[tuple[Any, Any]] = set()
+    plies = len(record["moves"])
+    # seat -> [start, end) of each vacation
+    vacations: dict[int, list[list[datetime]]] = {}
+    for i, event in enumerate(events, start=1):
+        if not isinstance(event, dict):
+            problems.append(f"Clock event {i} must be an object, not {_json_type(event)}.")
+            continue
+        seat: Any = event.get("seat")
+        at, kind = _instant(event.get("at")), event.get("kind")
+        if at is None or not isinstance(kind, str):
+            problems.append(f"Clock event {i} needs an 'at' time and a 'kind'.")
+        elif not _is_int(seat) or not 0 <= seat < seats:
+            problems.append(f"Clock event {i} names no seat of this game.")
+        elif kind == "gift":
+            by: Any = event.get("by")
+            ply: Any = event.get("ply")
+            if not _is_int(by) or not 0 <= by < seats or by == seat:
+                problems.append(f"Clock event {i}: a gift of time is from another seat.")
+            elif not _is_int(ply) or not 0 <= ply <= plies:
+                problems.append(f"Clock event {i}: the gift is in no turn of the game.")
+            elif (by, ply) in gifts:
+                problems.append(f"Clock event {i}: a second gift from seat {by} in one turn.")
+            else:
+                gifts.add((by, ply))
+        elif kind == "vacation_start":
+            until = _instant(event.get("until"))
+            if until is None or until <= at:
+                problems.append(f"Clock event {i}: a vacation needs an 'until' after its start.")
+            else:
+                vacations.setdefault(seat, []).append([at, until])
+        elif kind == "vacation_end":
+            started = vacations.get(seat)
+            if not started or not started[-1][0] <= at <= started[-1][1]:
+                problems.append(
+                    f"Clock event {i}: a vacation ends that did not start, or after it was over."
+                )
+            else:
+                started[-1][1] = at
+    for entry in record["moves"]:
+        if not entry["move"].get("timeout"):
+            continue
+        at = _instant(entry.get("at"))
+        seat = entry["seat"]
+        if at is not None and any(s <= at < e for s, e in vacations.get(seat, [])):
+            problems.append(f"Move {entry['ply']}: a timeout while the player was on vacation.")
     return problems

@@ -19,7 +19,10 @@ LOBBY_LIMIT = 50
 
 def _with_seats(games: QuerySet[Game]) -> QuerySet[Game]:
     return games.defer("state", "seed").prefetch_related(
-        Prefetch("seats", queryset=Seat.objects.select_related("user").order_by("index"))
+        Prefetch(
+            "seats",
+            queryset=Seat.objects.select_related("user", "user__vacation").order_by("index"),
+        )
     )
 
 
@@ -124,7 +127,10 @@ def your_games(user: User, page: int = 1) -> YourGames:
             "-game_id",
         )
         .prefetch_related(
-            Prefetch("game__seats", queryset=Seat.objects.select_related("user").order_by("index"))
+            Prefetch(
+                "game__seats",
+                queryset=Seat.objects.select_related("user", "user__vacation").order_by("index"),
+            )
         )[start : start + YOUR_GAMES_PAGE + 1]
     )
     rows = [
@@ -157,7 +163,10 @@ def _to_move_without_clock(seat: Seat) -> bool:
 
 def game_for_page(game_id: int, *, with_moves: bool = True) -> Game | None:
     related: list[str | Prefetch[Any]] = [
-        Prefetch("seats", queryset=Seat.objects.select_related("user").order_by("index"))
+        Prefetch(
+            "seats",
+            queryset=Seat.objects.select_related("user", "user__vacation").order_by("index"),
+        )
     ]
     if with_moves:
         related.append("moves")

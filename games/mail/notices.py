@@ -108,3 +108,14 @@ def reminder_due(*, reminder_id: int, now: datetime) -> bool:
         )
     )
     return True
+
+
+def vacation_started(*, game: Game, seat: Seat) -> None:
+    """An automatic vacation started instead of this seat's timeout (`play.vacations`): one
+    mail to its player, for this game's turn (the outbox's key keeps it to one)."""
+    if seat.user_id is None or seat.bot:
+        return
+    user = outbox.people().filter(pk=seat.user_id).first()
+    outbox.mails_queue(
+        outbox.mail_rows(game=game, people=[(seat, user)], kind=Kind.VACATION, ply=game.ply)
+    )

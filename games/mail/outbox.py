@@ -29,7 +29,7 @@ from django.urls import reverse
 
 from games import clock, queueing
 from games.mail import preferences, watching
-from games.models import EmailPreferences, Game, Move, Outbox, Seat
+from games.models import EmailPreferences, Game, Move, Outbox, Seat, Vacation
 from games.ui import wording
 
 logger = logging.getLogger(__name__)
@@ -244,7 +244,15 @@ def _context(row: Outbox, user: Any) -> dict[str, Any] | None:
         others=[s.name for s in seats if s.index != row.seat],
         seat=mine,
     )
-    if row.kind in {Kind.YOUR_TURN, Kind.REMINDER}:
+    if row.kind == Kind.VACATION:
+        vacation = Vacation.objects.filter(user_id=user.pk).first()
+        if vacation is None or vacation.until is None:
+            return None
+        context["until"] = vacation.until
+        context["days_left"] = vacation.days_left
+        context["days"] = vacation.days_planned
+        context["account_url"] = settings.SITE_URL + reverse("account")
+    elif row.kind in {Kind.YOUR_TURN, Kind.REMINDER}:
         assert mine.deadline is not None
         context["deadline"] = mine.deadline
         context["left"] = clock.format_left(mine.deadline - clock.now())

@@ -27,6 +27,7 @@ UNSUBSCRIBE_WHAT = {
     Kind.REMINDER: "reminders before a deadline",
     Kind.GAME_OVER: "“game over” mails",
     Kind.DIGEST: "the daily digest",
+    Kind.VACATION: "reminders before a deadline and automatic vacation notices",
 }
 
 
@@ -64,6 +65,8 @@ PREFERENCE: dict[str, tuple[str, object, object]] = {
     Kind.YOUR_TURN: ("turn_mails", TurnMails.IMMEDIATE, TurnMails.OFF),
     Kind.DIGEST: ("turn_mails", TurnMails.DIGEST, TurnMails.OFF),
     Kind.REMINDER: ("reminder", True, False),
+    # An automatic vacation is about the same clock as a reminder, and goes with it.
+    Kind.VACATION: ("reminder", True, False),
     Kind.GAME_OVER: ("game_over", True, False),
 }
 

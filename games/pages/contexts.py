@@ -16,7 +16,7 @@ from games.archive.records import public_move
 from games.engines import get_engine
 from games.engines.base import JSON
 from games.models import Game, Seat
-from games.play import core, deadlines
+from games.play import core, deadlines, vacations
 from games.ui import SEAT_COLOURS, colour, get_ui, mark_html, wording
 
 
@@ -53,6 +53,7 @@ def game_context(
             **_bank_row(game, s, zones.get(s.index), now),
             "can_give": can_give and s != my_seat and s.deadline is not None and s.deadline > now,
             "rating": changes.get(s.index),
+            "vacation_until": vacations.on_vacation_until(s.user if s.user_id else None, now),
         }
         for s in seats
     ]

@@ -6,14 +6,18 @@ drew before, row for row."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
+from games import clock
 from games.archive.reads import Row, seat_url
 from games.archive.selectors import YourGame
 from games.models import Game, Seat
+from games.play import vacations
+from games.ui.tags import time_html
 from games.ui.wording import clock_words
 
 _PK = 2_147_483_647  # a placeholder game id, replaced in each row's URL
@@ -25,16 +29,26 @@ def _url(name: str) -> str:
     return reverse(name, args=[_PK]).replace(str(_PK), "{}")
 
 
-def _seat_name(seat: Seat) -> SafeString:
-    """A player's name, linked to their page (guests too); a bot or an open seat as text."""
+def _seat_name(seat: Seat, now: datetime) -> SafeString:
+    """A player's name, linked to their page (guests too); a bot or an open seat as text; and
+    "on vacation until ..." beside a player on vacation (read with the seats)."""
     url = seat_url(seat)
+    away = vacations.on_vacation_until(seat.user if seat.user_id else None, now)
+    note = (
+        format_html(' <span class="vacation">on vacation until {}</span>', time_html(away))
+        if away is not None
+        else ""
+    )
     if url:
-        return format_html('<span class="seat-name"><a href="{}">{}</a></span>', url, seat.name)
-    return format_html('<span class="seat-name">{}</span>', seat.name)
+        return format_html(
+            '<span class="seat-name"><a href="{}">{}</a>{}</span>', url, seat.name, note
+        )
+    return format_html('<span class="seat-name">{}{}</span>', seat.name, note)
 
 
-def _seat_names(game: Game) -> SafeString:
-    return SafeString("".join(_seat_name(s) for s in game.seats.all()))
+def _seat_names(game: Game, now: datetime | None = None) -> SafeString:
+    now = now or clock.now()
+    return SafeString("".join(_seat_name(s, now) for s in game.seats.all()))
 
 
 def game_rows(games: Iterable[Game], mine: set[int], csrf_token: str) -> SafeString:

@@ -30,7 +30,7 @@ from games.engines import IllegalMove, get_engine
 from games.engines.base import JSON, Engine, Result
 from games.mail import notices
 from games.models import Clock, Game, Move, Profile, Seat, json_safe
-from games.play import deadlines, pacing
+from games.play import deadlines, pacing, vacations
 
 logger = logging.getLogger(__name__)
 
@@ -188,13 +188,18 @@ def move_read_and_submit(*, game_id: int, user: User, read: MoveReader) -> Move:
     `read` raises (a form that cannot be read) passes through, and nothing is changed."""
     with transaction.atomic():
         game = game_locked(game_id)
-        seat = game.seats.filter(user=user).first()
+        # The player's vacation comes with the seat (a join, no query more).
+        seat = game.seats.filter(user=user).select_related("user__vacation").first()
         if seat is None:
             raise MoveRefused("You have no seat in this game.")
         if game.state is None:
             raise MoveRefused("The game has not started yet: it is waiting for players.")
         number, move = read(game, _engine(game.kind).view(game.state, seat.index))
-        return move_play(game, seat, number, move)
+        played = move_play(game, seat, number, move)
+        if vacations.on_vacation_until(seat.user, played.at) is not None:
+            # A move ends the vacation: every other deadline of theirs is pulled back.
+            vacations.vacation_end(user=user, now=played.at)
+        return played
 
 
 def move_number(game: Game, seat_index: int) -> int:
@@ -273,6 +278,8 @@ def seats_time_out(expired: Sequence[tuple[Game, int]]) -> int:
         seat = seats[game_id][index]
         if seat.deadline is None or seat.deadline > now:
             continue
+        if vacations.automatic_vacation(game=game, seat=seat, now=now):
+            continue  # its deadline moved past the vacation
         done += 1
         if not _play_started(game):
             endings.append(Ending(game, seats[game_id], now, "aborted", None))
@@ -478,7 +485,7 @@ def _games_end(endings: Sequence[Ending]) -> None:
 
 def _seats_with_people() -> QuerySet[Seat]:
     """Seats with what a mail to their person needs."""
-    return Seat.objects.select_related("user__profile", "user__email_preferences")
+    return Seat.objects.select_related("user__profile", "user__email_preferences", "user__vacation")
 
 
 # --- deadlines moved by the admin ---------------------------------------------------------------

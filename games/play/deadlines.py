@@ -14,7 +14,7 @@ from django.db.models import Field, Model
 from games import clock
 from games.engines.base import Engine
 from games.mail import notices
-from games.models import Game, Profile, Seat
+from games.models import ClockEvent, Game, Profile, Seat, Vacation
 
 
 def rows_update(rows: Sequence[Model], fields: Sequence[str]) -> None:
@@ -58,7 +58,8 @@ def turn_deadlines(game: Game, engine: Engine) -> None:
     to_move = set(engine.to_move(game.state))
     duration = game.clock_duration
     now = clock.now()
-    seats = list(game.seats.all())
+    # The players' vacations come with the seats (one query, as before).
+    seats = list(game.seats.select_related("user__vacation"))
     zones = seat_zones(game, seats)
     changes: list[tuple[Game, Seat, datetime | None]] = []
     banked: list[Seat] = []
@@ -77,7 +78,8 @@ def turn_deadlines(game: Game, engine: Engine) -> None:
         elif seat.deadline is not None:
             deadline = seat.deadline
         else:
-            deadline = clock.clock_add(now, game.turn_time(seat), zone) if duration else None
+            start = _turn_start(game, seat, now)
+            deadline = clock.clock_add(start, game.turn_time(seat), zone) if duration else None
         changes.append((game, seat, deadline))
     rows_update(banked, ["bank"])
     deadlines_set(changes)
@@ -108,6 +110,29 @@ def seat_zones(game: Game, seats: Sequence[Seat]) -> dict[int, ZoneInfo | None]:
 
 
 UTC_ZONE = ZoneInfo("UTC")
+
+
+def _turn_start(game: Game, seat: Seat, now: datetime) -> datetime:
+    """When a turn starting now starts to run: at once, or when its player's vacation ends
+    (games/play/vacations.py). A game that had no word of this vacation gets its start in its
+    record's clock events."""
+    vacation: Vacation | None = getattr(seat.user, "vacation", None) if seat.user_id else None
+    if vacation is None or not vacation.on_vacation(now):
+        return now
+    assert vacation.until is not None and vacation.started_at is not None
+    start = ClockEvent.Kind.VACATION_START
+    if not ClockEvent.objects.filter(
+        game=game, seat=seat.index, kind=start, at__gte=vacation.started_at
+    ).exists():
+        ClockEvent.objects.create(
+            game=game,
+            seat=seat.index,
+            kind=start,
+            at=now,
+            ply=game.ply,
+            data={"until": vacation.until.isoformat(), "automatic": vacation.was_automatic},
+        )
+    return vacation.until
 
 
 def deadlines_set(changes: Sequence[tuple[Game, Seat, datetime | None]]) -> None:

@@ -22,7 +22,7 @@ from games.bots import get_bot
 from games.engines import cornmaze, robotmaze
 from games.mail import preferences
 from games.models import Game
-from games.play import core
+from games.play import core, vacations
 from tests.test_archive import bulk_finished
 from tests.test_mazerace_site import step, way_out
 from tests.test_robotmaze_site import WAREHOUSES
@@ -246,6 +246,8 @@ def build_tour() -> Tour:
     bulk_finished(5, [player, rival], kind="robotmaze", reason="damage", winner=0)
     ratings_recompute()
 
+    # The rival is away (issue 14): every game of theirs shows "on vacation until ...".
+    vacations.vacation_start(user=rival)
     for game in games.values():
         game.refresh_from_db()
     assert corn_done.is_over and robot_done.is_over and race_done.is_over, "a game did not end"

@@ -1,0 +1,70 @@
+"""Vacation in the browser (issue 14): two new players sign up and start a Corn maze; one takes
+a vacation from the account page, and the other sees "on vacation until ..." beside the name
+on the game page and in the lobby; back early, the note is gone and the days not begun are
+given back."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+from playwright.sync_api import Page, expect
+
+from games.models import Game, Vacation
+
+pytestmark = pytest.mark.browser
+PASSWORD = "correct horse battery"
+
+
+def sign_up(page: Page, name: str) -> None:
+    page.goto("/accounts/signup/")
+    page.locator("#id_username").fill(name)
+    page.locator("#id_password1").fill(PASSWORD)
+    page.locator("#id_password2").fill(PASSWORD)
+    page.get_by_role("button", name="Sign up").click()
+    expect(page.locator("header .whoami")).to_have_text(name)
+
+
+def test_a_player_takes_a_vacation_returns_and_the_opponent_sees_it(new_page) -> None:
+    ann, bob = new_page(), new_page()
+    sign_up(ann, "ann")
+    sign_up(bob, "bob")
+    ann.goto("/new/cornmaze/")
+    ann.fill("input[name=size]", "6")
+    ann.click("text=Create the game")
+    ann.wait_for_url("**/games/*/")
+    game = Game.objects.get()
+    url = f"/games/{game.pk}/"
+    bob.goto("/")
+    bob.locator("#open-games").get_by_role("button", name="Join").click()
+    bob.wait_for_url(f"**{url}")
+    expect(bob.locator("#clocks .vacation")).to_have_count(0)
+
+    # Ann goes away for three days, from her account page.
+    ann.goto("/accounts/")
+    expect(ann.locator("#vacation-days")).to_contain_text("You have 14 vacation days")
+    back_on = (timezone.localdate() + timedelta(days=3)).isoformat()
+    ann.locator("#id_vacation_return_on").fill(back_on)
+    ann.get_by_role("button", name="Start my vacation").click()
+    expect(ann.locator(".messages")).to_contain_text("Enjoy your vacation")
+    expect(ann.locator("#vacation-state")).to_contain_text("You are on vacation until")
+
+    bob.goto(url)
+    seat = bob.locator("#clocks li", has_text="ann")
+    expect(seat.locator(".vacation")).to_contain_text("on vacation until")
+    bob.goto("/")
+    expect(bob.locator(".game-row", has_text="ann").locator(".vacation").first).to_contain_text(
+        "on vacation until"
+    )
+
+    # Back early: the note goes, and the days not begun come back.
+    ann.goto("/accounts/")
+    ann.get_by_role("button", name="I am back").click()
+    expect(ann.locator(".messages")).to_contain_text("Welcome back")
+    expect(ann.locator("#vacation-days")).to_contain_text(re.compile(r"You have 13 vacation days"))
+    assert Vacation.objects.get(user__username="ann").days_left == 13
+    bob.goto(url)
+    expect(bob.locator("#clocks li", has_text="ann")).to_be_visible()
+    expect(bob.locator("#clocks .vacation")).to_have_count(0)
