@@ -376,9 +376,7 @@ def main(argv: list[str] | None = None) -> int:
         help="the SQLite database, Redis's socket and data, the beat's schedule (default: var/)",
     )
     args = parser.parse_args(argv)
-    return Stack(
-        port=args.port, var_dir=args.var_dir.resolve(), events_port=args.events_port
-    ).run()
+    return Stack(port=args.port, var_dir=args.var_dir.resolve(), events_port=args.events_port).run()
 
 
 if __name__ == "__main__":

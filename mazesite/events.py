@@ -397,7 +397,9 @@ async def _stream(scope: Scope, receive: Receive, send: Send) -> None:
                 try:
                     await asyncio.wait_for(viewer.wake.wait(), heartbeat)
                 except TimeoutError:
-                    await send({"type": "http.response.body", "body": b": ping\n\n", "more_body": True})
+                    await send(
+                        {"type": "http.response.body", "body": b": ping\n\n", "more_body": True}
+                    )
                     continue
             if gone.is_set() or viewer.leaving:
                 continue

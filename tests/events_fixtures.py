@@ -75,9 +75,8 @@ class Stream:
     def __init__(self, port: int, path: str, headers: dict[str, str] | None = None) -> None:
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
         extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
-        self.sock.sendall(
-            f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n{extra}\r\n".encode()
-        )
+        head = f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
+        self.sock.sendall(f"{head}{extra}\r\n".encode())
         self.buffer = b""
         head = self._until(b"\r\n\r\n")
         lines = head.decode("latin-1").split("\r\n")

@@ -19,7 +19,7 @@ from django.test import Client
 from games import live
 from games.models import Game
 from games.play import core
-from tests.events_fixtures import EventsServer, Stream, events_server  # noqa: F401
+from tests.events_fixtures import EventsServer, Stream
 from tests.test_mazerace_site import an_open_way, client_for, make_race, ready_all, step, user_of
 from tests.worker_fixtures import wait_until
 
@@ -68,6 +68,7 @@ def test_a_committed_step_reaches_a_runner_and_a_spectator(events_server: Events
     assert 'data-cell="' in own and 'id="steer"' in own
     # The board is the one any spectator's page gets.
     anonymous = Client().get(f"/games/{game.pk}/", **HTMX).content.decode()
+
     def strip(page: str) -> str:
         return page.split('<ol class="strip"')[1].split("</ol>")[0]
 
