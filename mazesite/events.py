@@ -148,6 +148,7 @@ class Hub:
         self.delivered = 0
         self.listener: asyncio.Task[None] | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
+        self.subscribed = False
         self.stopping = asyncio.Event()
 
     # --- the subscription ------------------------------------------------------------------
@@ -180,6 +181,7 @@ class Hub:
             try:
                 async with client.pubsub() as pubsub:
                     await pubsub.subscribe(live.channel())
+                    self.subscribed = True
                     logger.info("events: subscribed to %s", live.channel())
                     async for message in pubsub.listen():
                         if message.get("type") == "message":
@@ -190,6 +192,7 @@ class Hub:
                 logger.warning("events: the Redis subscription failed; again in 1 s", exc_info=True)
                 await asyncio.sleep(1)
             finally:
+                self.subscribed = False
                 with contextlib.suppress(Exception):
                     await client.aclose()
 
@@ -324,6 +327,13 @@ def _seen(scope: Scope, query: dict[str, list[str]]) -> int:
 
 async def _stream(scope: Scope, receive: Receive, send: Send) -> None:
     path = scope.get("path", "")
+    if path == "/healthz":
+        # For a balancer: 200 while this process listens on the channel.
+        if hub().subscribed and not hub().stopping.is_set():
+            await _answer(send, 200, f"ok: {hub().count} viewers", [])
+        else:
+            await _answer(send, 503, "not subscribed to the race channel", [])
+        return
     match = PATH.match(path)
     if match is None:
         await _answer(send, 404, "There is no event stream here.", [])

@@ -164,6 +164,16 @@ def test_bad_requests_get_a_clear_answer(
     connection.close()
 
 
+def test_healthz_says_whether_the_process_listens(events_server: EventsServer) -> None:
+    import http.client
+
+    connection = http.client.HTTPConnection("127.0.0.1", events_server.port, timeout=10)
+    connection.request("GET", "/healthz")
+    response = connection.getresponse()
+    assert (response.status, response.read()) == (200, b"ok: 0 viewers")
+    connection.close()
+
+
 def test_a_stream_of_a_game_that_does_not_exist_ends(events_server: EventsServer) -> None:
     stream = Stream(events_server.port, "/games/999999/events?as=watch")
     assert stream.event()["event"] == "end" and stream.closed()
