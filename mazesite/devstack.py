@@ -16,7 +16,7 @@ It migrates the SQLite database, then starts, each as its own process:
 Their output comes here, each line after its name. It watches them: a worker or beat that
 exits is started again, at most MAX_RESTARTS times a minute, each restart said here; past that,
 or if Redis or the web server exits, it stops everything and says why. It never runs on without
-one of them. Ctrl-C or SIGTERM stops all four, Redis last (which saves its data in the var dir,
+one of them. Ctrl-C or SIGTERM stops them all, Redis last (which saves its data in the var dir,
 so queued tasks survive a restart). The processes also get SIGTERM if this one dies.
 """
 
