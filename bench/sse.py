@@ -82,7 +82,9 @@ def recreate_database() -> None:
 def start(env: dict[str, str], var_dir: Path, events_port: int) -> list[subprocess.Popen[bytes]]:
     log = (var_dir / "stack.log").open("ab")
     common: dict[str, Any] = {"cwd": BASE_DIR, "env": env, "stdout": log, "stderr": log}
-    web = subprocess.Popen([str(BIN / "gunicorn"), "-c", "gunicorn.conf.py", "mazesite.wsgi"], **common)
+    web = subprocess.Popen(
+        [str(BIN / "gunicorn"), "-c", "gunicorn.conf.py", "mazesite.wsgi"], **common
+    )
     worker = subprocess.Popen(
         [str(BIN / "celery"), "-A", "mazesite", "worker", "--concurrency=1"]
         + ["--loglevel=WARNING", "-Q", QUEUE, "-n", f"ssebench-{os.getpid()}@%h"],
@@ -249,7 +251,10 @@ def main() -> int:
         time.sleep(3.5)  # the countdown
         events_pid = processes[2].pid
         out: Any = multiprocessing.Queue()
-        per = [args.viewers // args.clients + (i < args.viewers % args.clients) for i in range(args.clients)]
+        per = [
+            args.viewers // args.clients + (i < args.viewers % args.clients)
+            for i in range(args.clients)
+        ]
         warmup = 3 + args.viewers / 2000
         workers = [
             multiprocessing.Process(
@@ -271,7 +276,10 @@ def main() -> int:
         total = {k: sum(r[k] for r in results) for k in results[0] if k != "latencies"}
         ms = [x * 1000 for x in latencies]
         print(f"\n{args.viewers} spectators of {args.races} live races over {args.seconds:.0f} s")
-        print(f"connected: {total['connected']}, refused {total['refused']}, dropped {total['dropped']}")
+        print(
+            f"connected: {total['connected']}, refused {total['refused']}, "
+            f"dropped {total['dropped']}"
+        )
         print(
             f"boards delivered: {total['events']} ({total['events'] / args.seconds:.0f} a second), "
             f"{total['unmatched']} without a publish heard"
