@@ -15,6 +15,9 @@ import pytest
 import redis
 from django.conf import settings
 from django.test import Client
+from hypothesis import HealthCheck, given
+from hypothesis import settings as settings_hypothesis
+from hypothesis import strategies as st
 
 from games import live
 from games.models import Game
@@ -203,3 +206,32 @@ def test_a_transaction_is_published_once_at_its_last_version_after_commit() -> N
     assert live.channel().startswith(settings.CELERY_TASK_DEFAULT_QUEUE + ":")
     pubsub.close()
     client.close()
+
+
+@settings_hypothesis(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    game_id=st.integers(min_value=10**6, max_value=10**12 - 1),
+    mode=st.sampled_from(["watch", "runner", "", "Watch", "x" * 50]),
+    version=st.text(max_size=20),
+    last=st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=20),
+)
+def test_any_query_or_last_event_id_gets_an_answer_never_a_500(
+    events_server: EventsServer, game_id: int, mode: str, version: str, last: str
+) -> None:
+    from urllib.parse import urlencode
+
+    query = urlencode({"as": mode, "v": version})
+    stream = Stream(events_server.port, f"/games/{game_id}/events?{query}", {"Last-Event-ID": last})
+    try:
+        if mode in {"watch", "runner", ""}:  # none said: a spectator's stream
+            assert stream.status == 200
+            # No such game: the stream says so and ends.
+            assert stream.event()["event"] == "end" and stream.closed()
+        else:
+            assert stream.status == 400
+    finally:
+        stream.close()
