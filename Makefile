@@ -13,7 +13,7 @@ PYTEST_ARGS ?=
 # make run PORT=8101
 PORT ?= 8000
 
-.PHONY: run test lint format install migrate worker clean serve cluster
+.PHONY: run test lint format install migrate worker clean serve events cluster
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -39,6 +39,16 @@ run: install
 serve: install
 	$(BIN)/python manage.py collectstatic --noinput
 	$(BIN)/gunicorn -c gunicorn.conf.py mazesite.wsgi
+
+# The live races' Server-Sent Events (mazesite/events.py), beside `make serve` on each web node:
+# the balancer sends /games/<id>/events here (README "Operate"). One process holds thousands of
+# viewers; EVENTS_WORKERS processes for more cores.
+EVENTS_BIND ?= 127.0.0.1
+EVENTS_PORT ?= 8001
+EVENTS_WORKERS ?= 1
+events: install
+	$(BIN)/uvicorn mazesite.events:app --host $(EVENTS_BIND) --port $(EVENTS_PORT) \
+	    --workers $(EVENTS_WORKERS) --timeout-graceful-shutdown 2 --no-access-log --backlog 4096
 
 # The whole cluster on this machine, with faults (bench/cluster.py): its own PostgreSQL
 # primary and replica, Redis, two web nodes behind HAProxy, two workers, two beats.

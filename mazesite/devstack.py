@@ -8,12 +8,15 @@ It migrates the SQLite database, then starts, each as its own process:
           unix socket in the var dir: the same broker, cache and locks as production;
 - web:    Django's development server on 127.0.0.1:PORT;
 - worker: a Celery worker (bot turns, race ticks, mails, sweeps);
-- beat:   the Celery beat (a sweep every SWEEP_INTERVAL_SECONDS, the daily digest).
+- beat:   the Celery beat (a sweep every SWEEP_INTERVAL_SECONDS, the daily digest);
+- events: uvicorn with the live races' Server-Sent Events (mazesite/events.py) on PORT+1
+          (`--events-port`), which the race pages read across origins (RACE_EVENTS_ORIGIN);
+          restarted like the worker: without it the pages poll.
 
 Their output comes here, each line after its name. It watches them: a worker or beat that
 exits is started again, at most MAX_RESTARTS times a minute, each restart said here; past that,
 or if Redis or the web server exits, it stops everything and says why. It never runs on without
-one of them. Ctrl-C or SIGTERM stops all four, Redis last (which saves its data in the var dir,
+one of them. Ctrl-C or SIGTERM stops them all, Redis last (which saves its data in the var dir,
 so queued tasks survive a restart). The processes also get SIGTERM if this one dies.
 """
 
@@ -51,6 +54,10 @@ class Service:
     name: str
     command: list[str]
     restarts: bool
+    # Without it the site still works (the events server: the pages poll): past its restarts
+    # it is left stopped, and said so, instead of stopping everything.
+    optional: bool = False
+    given_up: bool = False
     process: subprocess.Popen[bytes] | None = None
     exits: deque[float] = field(default_factory=deque)
     pending: bytes = b""
@@ -73,8 +80,9 @@ def how_it_ended(code: int) -> str:
 
 
 class Stack:
-    def __init__(self, *, port: int, var_dir: Path) -> None:
+    def __init__(self, *, port: int, var_dir: Path, events_port: int | None = None) -> None:
         self.port = port
+        events_port = port + 1 if events_port is None else events_port
         self.var_dir = var_dir
         self.socket = var_dir / "redis.sock"
         self.redis_url = f"unix://{self.socket}"
@@ -85,6 +93,9 @@ class Stack:
             SITE_URL=os.environ.get("SITE_URL", f"http://127.0.0.1:{port}"),
             DJANGO_SETTINGS_MODULE="mazesite.settings",
             PYTHONUNBUFFERED="1",
+            RACE_EVENTS_ORIGIN=os.environ.get(
+                "RACE_EVENTS_ORIGIN", f"http://127.0.0.1:{events_port}"
+            ),
         )
         python = sys.executable
         celery = str(Path(python).with_name("celery"))
@@ -107,6 +118,16 @@ class Stack:
                     f"--schedule={var_dir / 'celerybeat-schedule'}",
                 ],
                 restarts=True,
+            ),
+            Service(
+                "events",
+                [
+                    *(python, "-m", "uvicorn", "mazesite.events:app", "--host", "127.0.0.1"),
+                    *("--port", str(events_port), "--timeout-graceful-shutdown", "2"),
+                    "--no-access-log",
+                ],
+                restarts=True,
+                optional=True,
             ),
             Service(
                 "web",
@@ -230,7 +251,7 @@ class Stack:
         while self.stop_reason is None:
             self._pump(0.5)
             for service in self.services:
-                if self.stop_reason is None and not service.alive:
+                if self.stop_reason is None and not service.alive and not service.given_up:
                     self._exited(service)
 
     def _exited(self, service: Service) -> None:
@@ -246,6 +267,13 @@ class Stack:
         while service.exits and service.exits[0] < now - RESTART_WINDOW_SECONDS:
             service.exits.popleft()
         service.exits.append(now)
+        if len(service.exits) > MAX_RESTARTS and service.optional:
+            service.given_up = True
+            log(
+                f"{ended}, its {len(service.exits)}th exit within a minute: not starting it "
+                "again; the race pages poll without it (its output is above)"
+            )
+            return
         if len(service.exits) > MAX_RESTARTS:
             raise StackError(
                 f"{ended}, its {len(service.exits)}th exit within a minute: not starting it "
@@ -336,13 +364,19 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
     parser.add_argument(
+        "--events-port",
+        type=int,
+        default=None,
+        help="the live races' event stream (default: the port + 1)",
+    )
+    parser.add_argument(
         "--var-dir",
         type=Path,
         default=Path(os.environ.get("MAZESITE_VAR_DIR", BASE_DIR / "var")),
         help="the SQLite database, Redis's socket and data, the beat's schedule (default: var/)",
     )
     args = parser.parse_args(argv)
-    return Stack(port=args.port, var_dir=args.var_dir.resolve()).run()
+    return Stack(port=args.port, var_dir=args.var_dir.resolve(), events_port=args.events_port).run()
 
 
 if __name__ == "__main__":

@@ -361,6 +361,17 @@ CONTENT_SECURITY_POLICY = {
         "frame-ancestors": ["'none'"],
     }
 }
+# Live races by Server-Sent Events (mazesite/events.py, README "Operate"): the stream's origin
+# when it is not this site's own (make run: http://127.0.0.1:PORT+1); empty, the page asks its
+# own origin for /games/<id>/events (a balancer routes it to the events server). Without an
+# events server the page polls, as it does without JavaScript.
+RACE_EVENTS_ORIGIN = env_str("RACE_EVENTS_ORIGIN", "").rstrip("/")
+RACE_EVENTS = env_bool("RACE_EVENTS", True)  # 0: no stream offered, the pages only poll
+SSE_HEARTBEAT_SECONDS = env_int("SSE_HEARTBEAT_SECONDS", 15)
+SSE_MAX_CONNECTIONS = env_int("SSE_MAX_CONNECTIONS", 5000)  # per events process; then 503
+SSE_RETRY_MS = env_int("SSE_RETRY_MS", 2000)  # how soon a browser reconnects
+if RACE_EVENTS_ORIGIN:
+    CONTENT_SECURITY_POLICY["DIRECTIVES"]["connect-src"] = ["'self'", RACE_EVENTS_ORIGIN]
 MIDDLEWARE += ["csp.middleware.CSPMiddleware", "games.web.limits.LimitMiddleware"]
 
 MIDDLEWARE += ["django_prometheus.middleware.PrometheusAfterMiddleware"]

@@ -19,7 +19,7 @@ from games.models import Game, Vacation
 from games.play import core
 
 # The real worker, broker queue and mail server (queued, smtp_server, celery_worker_process).
-pytest_plugins = ["tests.worker_fixtures"]
+pytest_plugins = ["tests.worker_fixtures", "tests.events_fixtures"]
 
 # Playwright's sync API runs an event loop in the test thread; Django's ORM must still be usable.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")

@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.http import QueryDict
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
@@ -328,6 +329,7 @@ class UI(GameUI):
         return {
             "race": race,
             "poll_every": "500ms" if live and not over else "3s",
+            "events_url": events_url(game, viewer) if live and not over else "",
             "status_template": "games/boards/mazerace_status.html",
             "hide_resign": not runner_in,
             "aborted_text": "Aborted: not every runner pressed Ready in time. No result."
@@ -368,3 +370,13 @@ class UI(GameUI):
 
     def draft_update(self, data: QueryDict, view: JSON, draft: JSON | None) -> JSON:
         raise MoveInputError("A step needs no preparing: press a direction.")
+
+
+def events_url(game: Game, viewer: int | None) -> str:
+    """The live race's event stream (mazesite/events.py) for this page: a runner is told only
+    that the race moved and fetches its own board; a spectator is sent the spectator's board.
+    static/js/site.js reads it from the game's `data-events`; the page polls while it is off."""
+    if not settings.RACE_EVENTS:
+        return ""
+    mode = "watch" if viewer is None else "runner"
+    return f"{settings.RACE_EVENTS_ORIGIN}/games/{game.pk}/events?as={mode}"

@@ -349,3 +349,82 @@ document.documentElement.classList.add("js"); // what only a page without JavaSc
   document.addEventListener("DOMContentLoaded", rove);
   document.addEventListener("htmx:afterSettle", rove);
 })();
+
+// Live races by Server-Sent Events (mazesite/events.py). While the game's stream (its
+// data-events) is open, its poll is held back: a spectator is sent the spectator's board, a
+// runner is told the race moved and fetches its own board. When the stream fails (no events
+// server, too many viewers, a lost connection) the poll goes on as without JavaScript, until
+// the stream is open again. The browser reconnects by itself and says the last version it had.
+(function () {
+  var sse = { source: null, url: "", open: false, fetching: false, again: false };
+
+  function game() { return document.getElementById("game"); }
+  function version(el) { return parseInt((el && el.dataset.version) || "-1", 10); }
+
+  function close() {
+    if (sse.source) sse.source.close();
+    sse.source = null;
+    sse.url = "";
+    sse.open = false;
+  }
+
+  function fetchOwn() {
+    var el = game();
+    if (!el || !el.getAttribute("hx-get")) return;
+    if (sse.fetching) { sse.again = true; return; }
+    sse.fetching = true;
+    var url = el.getAttribute("hx-get").replace(/since=\d+/, "since=" + version(el)) + "&via=sse";
+    var done = function () {
+      sse.fetching = false;
+      if (sse.again) { sse.again = false; fetchOwn(); }
+    };
+    htmx.ajax("GET", url, { source: el, target: "#game", swap: "outerHTML" }).then(done, done);
+  }
+
+  function board(data) {
+    var el = game();
+    if (!el || data.v <= version(el)) return;
+    htmx.swap(el, data.html, { swapStyle: "outerHTML" });
+    connect();
+  }
+
+  function connect() {
+    var el = game();
+    var url = el && el.dataset.events;
+    if (!url || typeof window.EventSource !== "function") { close(); return; }
+    if (url === sse.url) return;
+    close();
+    sse.url = url;
+    var source = new EventSource(url + "&v=" + version(el));
+    sse.source = source;
+    source.onopen = function () { sse.open = true; };
+    source.onerror = function () {
+      sse.open = false;
+      if (source.readyState === EventSource.CLOSED && sse.source === source) {
+        // Refused (no events server here, or too many viewers): the poll goes on.
+        sse.source = null;
+      }
+    };
+    source.addEventListener("version", function (event) {
+      var data = JSON.parse(event.data);
+      if (data.v > version(game())) fetchOwn();
+    });
+    source.addEventListener("board", function (event) { board(JSON.parse(event.data)); });
+    source.addEventListener("end", function () {
+      if (sse.source === source) close();
+      sse.url = url; // the race is over: no reconnecting to this stream
+    });
+  }
+
+  // The poll is held back while the stream is open; the fetches the stream asks for are not.
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    var elt = event.detail.elt;
+    var path = (event.detail.requestConfig && event.detail.requestConfig.path) || "";
+    if (sse.open && elt && elt.id === "game" && path.indexOf("since=") !== -1 &&
+        path.indexOf("via=sse") === -1) {
+      event.preventDefault();
+    }
+  });
+  document.addEventListener("DOMContentLoaded", connect);
+  document.addEventListener("htmx:afterSettle", connect);
+})();

@@ -34,7 +34,7 @@ from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.db import transaction
 
-from games import clock, queueing
+from games import clock, live, queueing
 from games.bots import get_bot
 from games.bots import mazerace as race_bots
 from games.engines import mazerace as rules
@@ -80,6 +80,7 @@ def ready_phase_begin(game: Game) -> None:
     game.race_deadline = now + READY_WITHIN
     _start_when_ready(game, now)
     game.save(update_fields=["race_starts_at", "race_deadline", "version"])
+    live.publish_on_commit(game)
 
 
 def race_ready(*, game_id: int, user: User) -> Seat:
@@ -103,6 +104,7 @@ def race_ready(*, game_id: int, user: User) -> Seat:
             game.version += 1
             _start_when_ready(game, now)
             game.save(update_fields=["race_starts_at", "race_deadline", "version"])
+            live.publish_on_commit(game)
     return seat
 
 
@@ -184,6 +186,8 @@ class LiveClock(pacing.Pace):
 
     def moved(self, game: Game) -> None:
         race_after_move(game)
+        # Every step, bot's or person's, and every end: the events server hears of it.
+        live.publish_on_commit(game)
 
     def sweep(self, *, now: datetime, limit: int) -> int:
         return races_sweep(now=now, limit=limit)
@@ -209,6 +213,7 @@ def race_advance(*, game_id: int) -> float | None:
             if game.race_deadline is not None and game.race_deadline <= now:
                 core.game_end(game, at=now, reason="aborted", places=None)
                 game.save()
+                live.publish_on_commit(game)
             return None
         now_ms = race_ms(game, now)
         if now_ms < 0:
@@ -219,6 +224,7 @@ def race_advance(*, game_id: int) -> float | None:
             deadline = rules.deadline_ms(game.state)
             if deadline is not None and now_ms >= deadline:
                 _close(game, deadline)
+                live.publish_on_commit(game)
         if game.status != Game.Status.ACTIVE:
             return None
         return _tick_delay(_next_due_ms(game) - now_ms)
