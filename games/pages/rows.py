@@ -46,7 +46,7 @@ def game_rows(games: Iterable[Game], mine: set[int], csrf_token: str) -> SafeStr
         url = game_url.format(g.pk)
         if g.pk in mine:
             action = format_html('<a class="watch" href="{}">Open</a>', url)
-        elif g.status == Game.Status.OPEN:
+        elif g.status == Game.Status.OPEN and any(s.is_open for s in g.seats.all()):
             action = format_html(
                 '<form method="post" action="{}" class="inline">'
                 '<input type="hidden" name="csrfmiddlewaretoken" value="{}">'

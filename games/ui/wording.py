@@ -124,3 +124,14 @@ def clock_words(kind: str, duration: timedelta | None) -> str:
 # --- the replay ------------------------------------------------------------------------------
 
 START_APART = "The start. There are no turns: each runner steps on its own."
+
+
+# --- challenges, invites, rematches (play.challenges) ---------------------------------------
+
+# The status line of a game that was called off before it started, or aborted by a player.
+CALLED_OFF_TEXT = {
+    "withdrawn": "Withdrawn by its creator before it started. No result.",
+    "declined": "Declined: a challenged player said no, so the game will not start. No result.",
+    "expired": "Expired: not every challenged player accepted in time. No result.",
+    "aborted": "Aborted by a player before anyone else moved. No result.",
+}
