@@ -67,7 +67,13 @@ def game_context(
         '<li value="{}">{} <span class="notation">{}</span></li>',
         ((m["ply"], marks[m["colour"]], m["text"]) for m in moves),
     )
-    can_join = game.status == Game.Status.OPEN and my_seat is None and any(s.is_open for s in seats)
+    # A private game is joined through its invite link only (play.challenges).
+    can_join = (
+        game.status == Game.Status.OPEN
+        and my_seat is None
+        and any(s.is_open for s in seats)
+        and not game.invite_token
+    )
     # A game's own page context (a live race: Ready, countdown, polling).
     extra = ui.page_context(game, view, viewer, now)
     context = {

@@ -91,10 +91,11 @@ def game_create(
             raise GameError(f"There is no bot named {plan.bot!r}; choose one of {known}.")
     people = [i for i, plan in enumerate(seats) if i > 0 and not plan.bot]
     if len(reserved) > len(people):
+        challenged = f"{len(reserved)} player{'' if len(reserved) == 1 else 's'}"
+        room = {0: "no seat", 1: "one seat"}.get(len(people), f"{len(people)} seats")
         raise GameError(
-            f"You challenged {len(reserved)} players, but this game has "
-            f"{len(people)} seat{'' if len(people) == 1 else 's'} for people besides yours: "
-            "add seats or challenge fewer."
+            f"You challenged {challenged}, but this game has {room} for people besides "
+            "yours: add seats for people, or challenge fewer players."
         )
     kept = dict(zip(people, reserved, strict=False))
     seed, seed_sha256 = Game.new_seed()
