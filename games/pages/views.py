@@ -141,8 +141,10 @@ def _game_response(
         contexts.game_context(game, request.user, error=error, draft=draft),
         status=status,
     )
-    if game.is_over:
+    context = response.context_data or {}
+    if game.is_over and not context.get("my_seat"):
         # Only the header (who is signed in) still changes: the browser may keep it a minute.
+        # A player's page is not kept: it shows the rematch offer, which changes.
         patch_cache_control(response, private=True, max_age=60)
     else:
         _not_stored(response)
