@@ -211,9 +211,7 @@ def test_abort_until_someone_but_the_creator_moves_and_no_results_change(make_co
         assert (game.status, game.result_reason) == (Game.Status.ABORTED, "aborted")
         assert not PlayerResult.objects.exists()
         return
-    core.move_submit(
-        game_id=game.pk, user=creator, number=0, move={"shifts": a_legal_move(game)}
-    )
+    core.move_submit(game_id=game.pk, user=creator, number=0, move={"shifts": a_legal_move(game)})
     game.refresh_from_db()
     assert challenges.abortable(game, list(game.seats.all()))
     challenges.game_abort(game_id=game.pk, user=other)
@@ -262,7 +260,9 @@ def test_a_rematch_turns_the_seats_copies_the_options_and_starts_when_all_accept
     assert rematch.clock == game.clock and rematch.kind == game.kind
     seats = list(rematch.seats.order_by("index"))
     # Seats turned one place: seat 1's player in seat 0, seat 2's in 1, seat 0's last.
-    assert [s.user_id or s.reserved_for_id for s in seats] == [p.pk for p in players[1:] + players[:1]]
+    assert [s.user_id or s.reserved_for_id for s in seats] == [
+        p.pk for p in players[1:] + players[:1]
+    ]
     assert seats[0].user_id == players[1].pk  # the offerer is in
     assert [s.is_reserved for s in seats] == [False, True, True]
     with pytest.raises(core.GameError, match="offered already"):
@@ -425,3 +425,12 @@ def test_the_finished_game_page_shows_the_rematch_offer_to_its_players(make_corn
     assert 'id="rematch-link"' in theirs
     assert Game.objects.get(pk=rematch.pk).status == Game.Status.ACTIVE
     assert Move.objects.filter(game=rematch).count() == 0
+
+
+def test_a_players_finished_game_page_is_not_kept_by_the_browser(make_cornmaze) -> None:
+    game = make_cornmaze()
+    core.game_resign(game_id=game.pk, user=seat_user(game, 0))
+    page = client_for(seat_user(game, 1)).get(reverse("game", args=[game.pk]))
+    # The rematch offer on it changes: a player must see it at the next visit.
+    assert "no-store" in page["Cache-Control"]
+    assert "max-age=60" in Client().get(reverse("game", args=[game.pk]))["Cache-Control"]
