@@ -125,7 +125,7 @@ class Seat(models.Model):
         settings.AUTH_USER_MODEL,
         null=True,
         blank=True,
-        on_delete=models.CASCADE,
+        on_delete=models.SET_NULL,
         related_name="reserved_seats",
     )
     deadline = models.DateTimeField(null=True, blank=True)

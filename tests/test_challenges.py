@@ -10,13 +10,15 @@ from typing import Any
 
 import pytest
 import time_machine
+from django.conf import settings as django_settings
+from django.contrib.auth.models import User
 from django.core import mail
 from django.test import Client
 from django.urls import reverse
 
 from games.accounts.guests import guest_create
 from games.archive import selectors
-from games.mail import outbox
+from games.mail import outbox, preferences
 from games.models import Game, Move, Outbox, PlayerResult, Seat
 from games.play import challenges, core, sweeps
 from tests.conftest import FIXED_SEED, a_legal_move, play_to_the_end, seat_user, to_move
@@ -434,3 +436,22 @@ def test_a_players_finished_game_page_is_not_kept_by_the_browser(make_cornmaze) 
     # The rematch offer on it changes: a player must see it at the next visit.
     assert "no-store" in page["Cache-Control"]
     assert "max-age=60" in Client().get(reverse("game", args=[game.pk]))["Cache-Control"]
+
+
+def test_challenge_mails_follow_their_own_preference_and_unsubscribe_link() -> None:
+    alice, bob, carol = make_player("alice"), make_player("bob"), make_player("carol")
+    preferences.preferences_update(
+        user=carol, turn_mails="immediate", reminder=True, game_over=True, challenge=False
+    )
+    game = challenge(alice, "bob", "carol", seats=3)
+    (row,) = Outbox.objects.filter(game=game, kind="challenge")
+    assert row.user_id == bob.pk
+    assert outbox.outbox_send(outbox_id=row.pk) == "sent"
+    (message,) = mail.outbox
+    unsubscribe = message.extra_headers["List-Unsubscribe"].strip("<>")
+    assert Client().post(unsubscribe.removeprefix(django_settings.SITE_URL)).status_code == 200
+    prefs = preferences.preferences_for(User.objects.get(pk=bob.pk))
+    assert (prefs.challenge, prefs.turn_mails) == (False, "immediate")  # only that kind stops
+    # The lobby's "your games" tells the challenger whom the game waits for.
+    lobby = client_for(alice).get(reverse("lobby")).content.decode()
+    assert "waiting for bob and carol to accept" in lobby

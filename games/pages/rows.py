@@ -78,7 +78,14 @@ def your_game_rows(rows: Iterable[YourGame]) -> SafeString:
     out = []
     for row in rows:
         game = row.game
-        if game.status == Game.Status.OPEN:
+        waiting = [
+            s.reserved_for.get_username()
+            for s in game.seats.all()
+            if s.is_reserved and s.reserved_for
+        ]
+        if game.status == Game.Status.OPEN and waiting:
+            state = f"waiting for {' and '.join(waiting)} to accept"
+        elif game.status == Game.Status.OPEN:
             state = "waiting for players"
         elif row.your_move:
             state = ("in the maze" if row.race else "your move") + (
