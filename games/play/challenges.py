@@ -66,7 +66,8 @@ def challenged_players(*, names: Sequence[str], creator: User) -> list[User]:
     for name in names:
         user = found.get(name.casefold())
         if user is None:
-            if name.casefold() in bots or name.casefold().startswith("bot"):
+            level = name.casefold().removeprefix("bot (").removesuffix(")")
+            if level in bots:
                 raise GameError(
                     f"{name} is a bot: bots need no challenge. Choose one as a seat instead."
                 )
