@@ -210,7 +210,7 @@ def test_abort_until_someone_but_the_creator_moves_and_no_results_change(make_co
         # The other moves first: abortable before that move only.
         challenges.game_abort(game_id=game.pk, user=other)
         game.refresh_from_db()
-        assert (game.status, game.result_reason) == (Game.Status.ABORTED, "aborted")
+        assert (game.status, game.result_reason) == (Game.Status.ABORTED, "player_aborted")
         assert not PlayerResult.objects.exists()
         return
     core.move_submit(game_id=game.pk, user=creator, number=0, move={"shifts": a_legal_move(game)})
@@ -218,7 +218,7 @@ def test_abort_until_someone_but_the_creator_moves_and_no_results_change(make_co
     assert challenges.abortable(game, list(game.seats.all()))
     challenges.game_abort(game_id=game.pk, user=other)
     game.refresh_from_db()
-    assert (game.status, game.result_reason) == (Game.Status.ABORTED, "aborted")
+    assert (game.status, game.result_reason) == (Game.Status.ABORTED, "player_aborted")
     assert not game.seats.exclude(deadline=None).exists()
     assert not PlayerResult.objects.exists()
     with pytest.raises(core.GameError, match="The game is over"):
@@ -455,3 +455,15 @@ def test_challenge_mails_follow_their_own_preference_and_unsubscribe_link() -> N
     # The lobby's "your games" tells the challenger whom the game waits for.
     lobby = client_for(alice).get(reverse("lobby")).content.decode()
     assert "waiting for bob and carol to accept" in lobby
+
+
+def test_the_game_over_mail_of_an_aborted_game_says_a_player_aborted_it(make_user) -> None:
+    alice, bob = make_player("alice"), make_player("bob")
+    game = challenge(alice, "bob")
+    challenges.challenge_accept(game_id=game.pk, user=bob)
+    challenges.game_abort(game_id=game.pk, user=bob)
+    rows = Outbox.objects.filter(game=game, kind="game_over")
+    assert sorted(rows.values_list("user_id", flat=True)) == sorted([alice.pk, bob.pk])
+    for row in rows:
+        assert outbox.outbox_send(outbox_id=row.pk) == "sent"
+    assert all("Aborted by a player before anyone else moved" in m.body for m in mail.outbox[-2:])

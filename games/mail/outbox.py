@@ -276,7 +276,7 @@ def _result(game: Game, seats: list[Seat], mine: Seat) -> dict[str, Any]:
     if game.status == Game.Status.ABORTED:
         return {
             "outcome": "aborted",
-            "summary": wording.ABORTED_SUMMARY,
+            "summary": wording.CALLED_OFF_TEXT.get(game.result_reason, wording.ABORTED_SUMMARY),
         }
     winners = [s.name for s in seats if s.place == 1]
     last = game.moves.order_by("-ply").first()

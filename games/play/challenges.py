@@ -32,7 +32,8 @@ from games.play.core import GameError
 CHALLENGE_DAYS = 7
 MAX_CHALLENGED = 5  # a Corn maze has six seats at most
 
-WITHDRAWN, DECLINED, EXPIRED, ABORTED = "withdrawn", "declined", "expired", "aborted"
+# Not "aborted": that is the reason of a game aborted by its clock (no move in time).
+WITHDRAWN, DECLINED, EXPIRED, ABORTED = "withdrawn", "declined", "expired", "player_aborted"
 
 
 def challenge_expires(game: Game) -> bool:

@@ -133,5 +133,5 @@ CALLED_OFF_TEXT = {
     "withdrawn": "Withdrawn by its creator before it started. No result.",
     "declined": "Declined: a challenged player said no, so the game will not start. No result.",
     "expired": "Expired: not every challenged player accepted in time. No result.",
-    "aborted": "Aborted by a player before anyone else moved. No result.",
+    "player_aborted": "Aborted by a player before anyone else moved. No result.",
 }

@@ -123,7 +123,7 @@ def test_challenge_accept_play_rematch_invite_abort_and_withdraw(new_page):
     friend.get_by_role("button", name="Abort: nobody else has moved yet").click()
     expect(friend.locator("#status")).to_contain_text("Aborted by a player")
     private.refresh_from_db()
-    assert (private.status, private.result_reason) == (Game.Status.ABORTED, "aborted")
+    assert (private.status, private.result_reason) == (Game.Status.ABORTED, "player_aborted")
 
     # An open game, withdrawn by Alice.
     alice.goto("/new/cornmaze/")
