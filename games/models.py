@@ -72,6 +72,13 @@ class Game(models.Model):
     # can tie, and two games ending at once may commit in either order.
     rated = models.BooleanField(default=True)
     rating_seq = models.PositiveBigIntegerField(null=True, blank=True, editable=False)
+    # Challenges and invites (games/play/challenges.py). A private game's secret: only its
+    # creator sees it, in the invite link; the game is not listed, and only the link joins it.
+    invite_token = models.CharField(max_length=64, blank=True, editable=False)
+    # The finished game this one is the rematch of: one rematch offer a game, at most.
+    rematch_of = models.OneToOneField(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="rematch"
+    )
 
     class Meta:
         indexes = [
@@ -138,6 +145,15 @@ class Seat(models.Model):
         related_name="seats",
     )
     bot = models.CharField(max_length=16, blank=True)  # the bot's level; "" for a person
+    # A seat kept for a challenged player (or a rematch's): it is theirs to accept, nobody
+    # else's to join. Stays set once they accept (`user` then holds them too).
+    reserved_for = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="reserved_seats",
+    )
     deadline = models.DateTimeField(null=True, blank=True)
     # What is left of the seat's time bank (a game with `clock_options["bank_days"]`), as it
     # was when its turn started; recomputed when it moves (play.deadlines.turn_deadlines).
@@ -181,12 +197,20 @@ class Seat(models.Model):
 
     @property
     def is_open(self) -> bool:
-        return self.user_id is None and not self.bot
+        return self.user_id is None and not self.bot and self.reserved_for_id is None
+
+    @property
+    def is_reserved(self) -> bool:
+        """Kept for a challenged player who has not accepted yet."""
+        return self.user_id is None and self.reserved_for_id is not None
 
     @property
     def name(self) -> str:
         if self.bot:
             return f"Bot ({self.bot})"
+        if self.is_reserved:
+            assert self.reserved_for is not None
+            return f"{self.reserved_for.get_username()} (challenged)"
         if self.user_id is None:
             return "(open seat)"
         assert self.user is not None
@@ -391,6 +415,7 @@ class Outbox(models.Model):
         GAME_OVER = "game_over", "game over"
         DIGEST = "digest", "daily digest"
         VACATION = "vacation", "automatic vacation"
+        CHALLENGE = "challenge", "challenge"
 
     class Status(models.TextChoices):
         PENDING = "pending", "pending"
@@ -460,6 +485,9 @@ class EmailPreferences(models.Model):
         default=True, help_text="A reminder when a fifth of the time for a move is left."
     )
     game_over = models.BooleanField(default=True, help_text="A mail with the result.")
+    challenge = models.BooleanField(
+        default=True, help_text="A mail when someone challenges me or offers a rematch."
+    )
 
     class Meta:
         verbose_name_plural = "email preferences"

@@ -324,6 +324,72 @@ def test_bad_clock_input_gets_a_sentence_and_changes_nothing(make_cornmaze) -> N
     assert Profile.objects.get(user=mover.user).time_zone == zone
 
 
+# --- challenges, invites and rematches: refused with a sentence, nothing changed ----------
+
+
+def test_bad_challenges_answers_and_rematches_are_refused_and_change_nothing(
+    make_user, make_cornmaze
+) -> None:
+    from tests.test_challenges import snapshot
+
+    alice, bob = make_user("alice"), make_user("bob")
+    guest = guest_create()
+    as_alice, as_bob = Client(), Client()
+    as_alice.force_login(alice)
+    as_bob.force_login(bob)
+    new = reverse("game_new", args=["cornmaze"])
+    form = {"size": "8", "seats": "2", "clock": "P3D", "seat_1": "person"}
+    before = snapshot()
+    for names, sentence in [
+        ("alice", "You cannot challenge yourself"),
+        ("nobody", "There is no player called nobody"),
+        (guest.username, "is a guest: invite guests with a private link instead"),
+        ("wall", "is a bot: bots need no challenge"),
+        ("bob, bob", "You named bob twice"),
+        ("bob, " * 6, "Challenge at most 5 players at once"),
+    ]:
+        response = as_alice.post(new, {**form, "challenge": names})
+        assert response.status_code == 400, names
+        assert sentence in response.content.decode(), names
+    assert snapshot() == before
+    # Withdrawn, then accepted twice: the same sentence each time, nothing changed.
+    game = core.game_create(
+        kind="cornmaze",
+        creator=alice,
+        options={"size": 8},
+        clock_choice="P3D",
+        seats=[core.SeatPlan(), core.SeatPlan()],
+        reserved=[bob],
+    )
+    assert as_alice.post(reverse("game_withdraw", args=[game.pk])).status_code == 302
+    before = snapshot()
+    for _ in range(2):
+        response = as_bob.post(reverse("game_accept", args=[game.pk]))
+        assert response.status_code == 409
+        assert "This game was withdrawn by its creator." in response.content.decode()
+    assert as_bob.post(reverse("game_decline", args=[game.pk])).status_code == 409
+    assert Client().post(reverse("game_accept", args=[game.pk])).status_code == 409
+    assert as_bob.post(reverse("game_accept", args=[999999])).status_code == 404
+    assert snapshot() == before
+    # A rematch offered twice, and one of a game still running.
+    running = make_cornmaze()
+    first = seat_user(running, 0)
+    as_first = Client()
+    as_first.force_login(first)
+    response = as_first.post(reverse("game_rematch", args=[running.pk]))
+    assert response.status_code == 409 and "once the game is finished" in response.content.decode()
+    core.game_resign(game_id=running.pk, user=first)
+    assert as_first.post(reverse("game_rematch", args=[running.pk])).status_code == 302
+    before = snapshot()
+    response = as_first.post(reverse("game_rematch", args=[running.pk]))
+    assert response.status_code == 409
+    assert "A rematch of this game was offered already." in response.content.decode()
+    assert Game.objects.filter(rematch_of=running).count() == 1
+    # Withdraw a game that is not yours, and over.
+    assert as_bob.post(reverse("game_withdraw", args=[running.pk])).status_code == 409
+    assert snapshot() == before
+
+
 # --- verify explains a malformed record ---------------------------------------------------
 
 

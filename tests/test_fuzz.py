@@ -154,7 +154,12 @@ class Site:
             "game_id": [str(game.pk), str(max(g.pk for g in self.games.values()) + 999)],
             "kind": [game.kind, "chess"],
             "name": [*names, "nobody"],
-            "token": ["x", "a" * 80, *self.calendar_tokens],
+            "token": [
+                "x",
+                "a" * 80,
+                *self.calendar_tokens,
+                self.games["cornmaze private"].invite_token,
+            ],
             "key": [self.guest_key, "x"],
             "uidb64": ["MQ", "x"],
         }
@@ -291,6 +296,23 @@ def site(db: None, settings: Any) -> Site:
         _race_step(over, guest_player, 1)
         core.game_resign(game_id=over.pk, user=player)
         games["slow race finished"] = _finished(over, guest_player)
+        # A challenge of the player by the guest player, and the player's private game.
+        games["cornmaze challenge"] = core.game_create(
+            kind="cornmaze",
+            creator=guest_player,
+            options={"size": 8},
+            clock_choice="P3D",
+            seats=[core.SeatPlan(), core.SeatPlan()],
+            reserved=[player],
+        )
+        games["cornmaze private"] = core.game_create(
+            kind="cornmaze",
+            creator=player,
+            options={"size": 8},
+            clock_choice="P3D",
+            seats=[core.SeatPlan(), core.SeatPlan()],
+            invite=True,
+        )
     for game in games.values():
         game.refresh_from_db()
     # Calendar feeds (games/accounts/calendar.py), with their deadlines in them.

@@ -42,8 +42,9 @@ GAME_PAGE = {
     "robotmaze": BY_TURNS_PAGE,
     "mazerace": {"player": 5, "other": 5, "spectator": 5, "anonymous": 2},
 }
-# Signed in: one query more for "your finished games" (a page of the archive's keyset read).
-LOBBY = {"anonymous": 3, "signed-in": 9}
+# Signed in: one query more for "your finished games" (a page of the archive's keyset read),
+# and one for the challenges waiting for your answer (issue 15).
+LOBBY = {"anonymous": 3, "signed-in": 10}
 LOBBY_POLL = 6  # the "your games" section's own poll (htmx): no open or running lists
 # A player page: the player with results and streak, the games, the ratings with their history
 # (bounded: the newest games only). The leaderboard: one page along its index. Signed in, the

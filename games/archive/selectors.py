@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.db.models import Case, Count, F, Prefetch, Q, QuerySet, Value, When
+from django.db.models import Case, Count, Exists, F, OuterRef, Prefetch, Q, QuerySet, Value, When
 
 from games import clock
 from games.engines import get_engine
@@ -17,22 +17,29 @@ from games.ui import wording
 LOBBY_LIMIT = 50
 
 
+def _seats() -> QuerySet[Seat]:
+    """Seats with their person (and their vacation), or the challenged player a seat is kept
+    for."""
+    return Seat.objects.select_related("user", "user__vacation", "reserved_for").order_by("index")
+
+
 def _with_seats(games: QuerySet[Game]) -> QuerySet[Game]:
-    return games.defer("state", "seed").prefetch_related(
-        Prefetch(
-            "seats",
-            queryset=Seat.objects.select_related("user", "user__vacation").order_by("index"),
-        )
-    )
+    return games.defer("state", "seed").prefetch_related(Prefetch("seats", queryset=_seats()))
 
 
 def open_games() -> list[Game]:
     """At most LOBBY_LIMIT games waiting for players, the longest waiting first (the index
-    game_status_created)."""
+    game_status_created). Only games anyone may join: a private game (an invite link) or a
+    challenge with every seat kept for its players is not listed."""
+    open_seat = Seat.objects.filter(
+        game=OuterRef("pk"), user__isnull=True, bot="", reserved_for__isnull=True
+    )
     return list(
-        _with_seats(Game.objects.filter(status=Game.Status.OPEN).order_by("created_at"))[
-            :LOBBY_LIMIT
-        ]
+        _with_seats(
+            Game.objects.filter(status=Game.Status.OPEN, invite_token="")
+            .filter(Exists(open_seat))
+            .order_by("created_at")
+        )[:LOBBY_LIMIT]
     )
 
 
@@ -126,12 +133,9 @@ def your_games(user: User, page: int = 1) -> YourGames:
             "-game__created_at",
             "-game_id",
         )
-        .prefetch_related(
-            Prefetch(
-                "game__seats",
-                queryset=Seat.objects.select_related("user", "user__vacation").order_by("index"),
-            )
-        )[start : start + YOUR_GAMES_PAGE + 1]
+        .prefetch_related(Prefetch("game__seats", queryset=_seats()))[
+            start : start + YOUR_GAMES_PAGE + 1
+        ]
     )
     rows = [
         YourGame(
@@ -162,12 +166,7 @@ def _to_move_without_clock(seat: Seat) -> bool:
 
 
 def game_for_page(game_id: int, *, with_moves: bool = True) -> Game | None:
-    related: list[str | Prefetch[Any]] = [
-        Prefetch(
-            "seats",
-            queryset=Seat.objects.select_related("user", "user__vacation").order_by("index"),
-        )
-    ]
+    related: list[str | Prefetch[Any]] = [Prefetch("seats", queryset=_seats())]
     if with_moves:
         related.append("moves")
     return Game.objects.filter(pk=game_id).prefetch_related(*related).first()
@@ -201,3 +200,24 @@ def your_move_count(user: User) -> int:
             if state is not None and index in get_engine(kind).to_move(state)
         )
     return found
+
+
+CHALLENGES_LIMIT = 20
+
+
+def challenges_for(user: User) -> list[Seat]:
+    """The seats kept for this user in games waiting for them (challenges and rematch offers),
+    the newest first, with who made each game: one query."""
+    if not user.is_authenticated:
+        return []
+    return list(
+        Seat.objects.filter(reserved_for=user, user__isnull=True, game__status=Game.Status.OPEN)
+        .select_related("game", "game__created_by")
+        .defer("game__state", "game__seed")
+        .order_by("-game__created_at", "-game_id")[:CHALLENGES_LIMIT]
+    )
+
+
+def rematch_of(game: Game) -> Game | None:
+    """The rematch offered after this game, with its seats, or None (a finished game's page)."""
+    return _with_seats(Game.objects.filter(rematch_of=game)).first()

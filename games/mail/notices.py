@@ -119,3 +119,20 @@ def vacation_started(*, game: Game, seat: Seat) -> None:
     outbox.mails_queue(
         outbox.mail_rows(game=game, people=[(seat, user)], kind=Kind.VACATION, ply=game.ply)
     )
+
+
+def challenges_made(*, game: Game, seats: Sequence[Seat]) -> None:
+    """Seats of a new game are kept for challenged players (a challenge, or a rematch offer): a
+    mail to each, once (the outbox key: the game, the seat, ply 0)."""
+    ids = [seat.reserved_for_id for seat in seats if seat.reserved_for_id is not None]
+    if not ids:
+        return
+    users = {user.pk: user for user in outbox.people().filter(pk__in=ids)}
+    outbox.mails_queue(
+        outbox.mail_rows(
+            game=game,
+            people=[(seat, users.get(seat.reserved_for_id or 0)) for seat in seats],
+            kind=Kind.CHALLENGE,
+            ply=0,
+        )
+    )

@@ -177,6 +177,16 @@ def _not_wanted(row: Outbox, user: Any) -> str:
             or Move.objects.filter(game_id=seat.game_id, seat=seat.index, ply__gt=row.ply).exists()
         ):
             return "the seat has moved since"
+    if row.kind == Kind.CHALLENGE:
+        kept = Seat.objects.filter(
+            game_id=row.game_id or 0,
+            index=row.seat or 0,
+            reserved_for_id=user.pk,
+            user__isnull=True,
+            game__status=Game.Status.OPEN,
+        )
+        if not kept.exists():
+            return "the challenge is not waiting for them any more"
     return ""
 
 
@@ -235,7 +245,7 @@ def _context(row: Outbox, user: Any) -> dict[str, Any] | None:
         return context
     game = row.game
     assert game is not None
-    seats = list(game.seats.select_related("user").order_by("index"))
+    seats = list(game.seats.select_related("user", "reserved_for").order_by("index"))
     mine = next(s for s in seats if s.index == row.seat)
     context.update(
         game=game,
@@ -252,6 +262,10 @@ def _context(row: Outbox, user: Any) -> dict[str, Any] | None:
         context["days_left"] = vacation.days_left
         context["days"] = vacation.days_planned
         context["account_url"] = settings.SITE_URL + reverse("account")
+    if row.kind == Kind.CHALLENGE:
+        context["challenger"] = game.created_by.get_username() if game.created_by else "Someone"
+        context["rematch"] = game.rematch_of_id is not None
+        context["clock"] = wording.clock_words(game.kind, game.clock_duration)
     elif row.kind in {Kind.YOUR_TURN, Kind.REMINDER}:
         assert mine.deadline is not None
         context["deadline"] = mine.deadline
@@ -270,7 +284,7 @@ def _result(game: Game, seats: list[Seat], mine: Seat) -> dict[str, Any]:
     if game.status == Game.Status.ABORTED:
         return {
             "outcome": "aborted",
-            "summary": wording.ABORTED_SUMMARY,
+            "summary": wording.CALLED_OFF_TEXT.get(game.result_reason, wording.ABORTED_SUMMARY),
         }
     winners = [s.name for s in seats if s.place == 1]
     last = game.moves.order_by("-ply").first()

@@ -28,6 +28,7 @@ UNSUBSCRIBE_WHAT = {
     Kind.GAME_OVER: "“game over” mails",
     Kind.DIGEST: "the daily digest",
     Kind.VACATION: "reminders before a deadline and automatic vacation notices",
+    Kind.CHALLENGE: "mails about challenges and rematch offers",
 }
 
 
@@ -49,13 +50,18 @@ def preferences_for(user: Any) -> EmailPreferences:
 
 
 def preferences_update(
-    *, user: Any, turn_mails: str, reminder: bool, game_over: bool
+    *, user: Any, turn_mails: str, reminder: bool, game_over: bool, challenge: bool = True
 ) -> EmailPreferences:
     if turn_mails not in TurnMails.values:
         raise NotificationError("Choose how to hear that it is your turn.")
     prefs, _ = EmailPreferences.objects.update_or_create(
         user_id=user.pk,
-        defaults={"turn_mails": turn_mails, "reminder": reminder, "game_over": game_over},
+        defaults={
+            "turn_mails": turn_mails,
+            "reminder": reminder,
+            "game_over": game_over,
+            "challenge": challenge,
+        },
     )
     return prefs
 
@@ -68,6 +74,7 @@ PREFERENCE: dict[str, tuple[str, object, object]] = {
     # An automatic vacation is about the same clock as a reminder, and goes with it.
     Kind.VACATION: ("reminder", True, False),
     Kind.GAME_OVER: ("game_over", True, False),
+    Kind.CHALLENGE: ("challenge", True, False),
 }
 
 

@@ -7,15 +7,18 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
+from django.urls import reverse
 from django.utils.html import format_html_join
 
 from games import clock
+from games.archive import selectors
 from games.archive.rating_reads import game_changes
 from games.archive.reads import seat_url
 from games.archive.records import public_move
 from games.engines import get_engine
 from games.engines.base import JSON
-from games.models import Game, Seat
+from games.models import Game, Move, Seat
 from games.play import core, deadlines, vacations
 from games.ui import SEAT_COLOURS, colour, get_ui, mark_html, wording
 
@@ -57,6 +60,7 @@ def game_context(
         }
         for s in seats
     ]
+    all_moves = [] if ui.hide_log else list(game.moves.all())
     moves: list[dict[str, Any]] = (
         []
         if ui.hide_log
@@ -68,7 +72,7 @@ def game_context(
                 "text": engine.notation(m.move, m.outcome),
                 "at": m.at,
             }
-            for m in game.moves.all()
+            for m in all_moves
             # Only what the record shows this viewer (a race hides the other runners' steps).
             if public_move(game.kind, m.move, m.outcome, m.seat, viewer, game.is_over) is not None
         ]
@@ -94,10 +98,16 @@ def game_context(
             '<li value="{}" class="log-entry{}">{} <span class="notation">{}</span></li>',
             ((max(1, e[0]), e[4], e[2], e[3]) for e in sorted(entries, key=lambda e: e[:2])),
         )
-    can_join = game.status == Game.Status.OPEN and my_seat is None and any(s.is_open for s in seats)
+    # A private game is joined through its invite link only (play.challenges).
+    can_join = (
+        game.status == Game.Status.OPEN
+        and my_seat is None
+        and any(s.is_open for s in seats)
+        and not game.invite_token
+    )
     # A game's own page context (a live race: Ready, countdown, polling).
     extra = ui.page_context(game, view, viewer, now)
-    return {
+    context = {
         "game": game,
         "title": engine.TITLE,
         "seats": seat_rows,
@@ -133,6 +143,73 @@ def game_context(
         ),
         **extra,
     }
+    context.update(challenge_context(game, seats, my_seat, user, all_moves, ui.hide_log))
+    return context
+
+
+def challenge_context(
+    game: Game,
+    seats: list[Seat],
+    my_seat: Seat | None,
+    user: Any,
+    moves: list[Move],
+    hide_log: bool,
+) -> dict[str, Any]:
+    """Challenges, invites, withdraw, abort and rematch on the game page (play.challenges). The
+    invite link is for the creator's eyes only. A query only on a finished game's page for its
+    players (the rematch offer)."""
+    is_creator = user.is_authenticated and game.created_by_id == user.pk
+    is_open = game.status == Game.Status.OPEN
+    kept = next(
+        (
+            s
+            for s in seats
+            if user.is_authenticated and s.is_reserved and s.reserved_for_id == user.pk
+        ),
+        None,
+    )
+    creator_seats = {s.index for s in seats if s.user_id and s.user_id == game.created_by_id}
+    if my_seat is None or game.status != Game.Status.ACTIVE:
+        can_abort = False
+    elif game.ply == 0:
+        can_abort = True
+    else:
+        # A race's page reads no moves: its Abort is offered only before the first step, and
+        # the service answers for any later one.
+        can_abort = not hide_log and all(m.seat in creator_seats for m in moves)
+    context: dict[str, Any] = {
+        "kept_for_you": kept,
+        "waiting_for": [
+            s.reserved_for.get_username() for s in seats if s.is_reserved and s.reserved_for
+        ],
+        "can_withdraw": is_open and is_creator,
+        "invite_url": (
+            settings.SITE_URL + reverse("game_invite", args=[game.pk, game.invite_token])
+            if is_open and is_creator and game.invite_token
+            else ""
+        ),
+        "can_abort": can_abort,
+        "rematch": None,
+        "can_rematch": False,
+        "my_rematch_seat": None,
+    }
+    if game.status == Game.Status.ABORTED and game.result_reason in wording.CALLED_OFF_TEXT:
+        context["aborted_text"] = wording.CALLED_OFF_TEXT[game.result_reason]
+    if game.status == Game.Status.FINISHED and my_seat is not None:
+        rematch = selectors.rematch_of(game)
+        context["rematch"] = rematch
+        context["can_rematch"] = rematch is None
+        if rematch is not None:
+            context["rematch_seats"] = list(rematch.seats.all())
+            context["my_rematch_seat"] = next(
+                (
+                    s
+                    for s in context["rematch_seats"]
+                    if s.user_id == user.pk or s.reserved_for_id == user.pk
+                ),
+                None,
+            )
+    return context
 
 
 def _bank_row(game: Game, seat: Seat, zone: Any, now: Any) -> dict[str, Any]:

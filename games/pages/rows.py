@@ -60,7 +60,7 @@ def game_rows(games: Iterable[Game], mine: set[int], csrf_token: str) -> SafeStr
         url = game_url.format(g.pk)
         if g.pk in mine:
             action = format_html('<a class="watch" href="{}">Open</a>', url)
-        elif g.status == Game.Status.OPEN:
+        elif g.status == Game.Status.OPEN and any(s.is_open for s in g.seats.all()):
             action = format_html(
                 '<form method="post" action="{}" class="inline">'
                 '<input type="hidden" name="csrfmiddlewaretoken" value="{}">'
@@ -92,7 +92,14 @@ def your_game_rows(rows: Iterable[YourGame]) -> SafeString:
     out = []
     for row in rows:
         game = row.game
-        if game.status == Game.Status.OPEN:
+        waiting = [
+            s.reserved_for.get_username()
+            for s in game.seats.all()
+            if s.is_reserved and s.reserved_for
+        ]
+        if game.status == Game.Status.OPEN and waiting:
+            state = f"waiting for {' and '.join(waiting)} to accept"
+        elif game.status == Game.Status.OPEN:
             state = "waiting for players"
         elif row.your_move:
             state = ("in the maze" if row.race else "your move") + (

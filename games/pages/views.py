@@ -31,7 +31,7 @@ from games.engines.base import JSON
 from games.mail import views as mail_views
 from games.models import Game
 from games.pages import contexts, rows
-from games.play import core
+from games.play import challenges, core
 from games.play.paces import race
 from games.ui import MoveInputError, get_ui, has_ui, move_number_field, wording
 from games.web import health, limits
@@ -64,6 +64,8 @@ def lobby(request: HtmxHttpRequest) -> HttpResponse:
         {
             "open_games": rows.game_rows(open_games, mine, token) if open_games else "",
             "active_games": rows.game_rows(active_games, mine, token) if active_games else "",
+            # Challenges and rematch offers waiting for your answer (one query).
+            "challenges": selectors.challenges_for(request.user),  # type: ignore[arg-type]
             **yours,
         },
     )
@@ -103,9 +105,12 @@ def _your_finished(request: HtmxHttpRequest) -> dict[str, Any]:
 def game_new(request: HtmxHttpRequest, kind: str) -> HttpResponse:
     if not has_ui(kind):
         raise Http404("No such game.")
-    form = get_ui(kind).create_form(request.POST or None)
+    # A player page's "Challenge" link names the player to challenge (?challenge=name).
+    initial = {"challenge": (request.GET.get("challenge") or "")[:150]}
+    form = get_ui(kind).create_form(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         options, clock_choice, bots = form.create_args()
+        names, invite = form.challenge_args()
         try:
             with player_for(request) as user:
                 game = core.game_create(
@@ -116,6 +121,8 @@ def game_new(request: HtmxHttpRequest, kind: str) -> HttpResponse:
                     seats=[core.SeatPlan(bot=b) for b in bots],
                     clock_options=form.clock_options(),
                     rated=bool(form.cleaned_data.get("rated")),
+                    reserved=challenges.challenged_players(names=names, creator=user),
+                    invite=invite,
                 )
         except core.GameError as exc:
             form.add_error(None, str(exc))
@@ -169,8 +176,10 @@ def _game_response(
         contexts.game_context(game, request.user, error=error, draft=draft),
         status=status,
     )
-    if game.is_over:
+    context = response.context_data or {}
+    if game.is_over and not context.get("my_seat"):
         # Only the header (who is signed in) still changes: the browser may keep it a minute.
+        # A player's page is not kept: it shows the rematch offer, which changes.
         patch_cache_control(response, private=True, max_age=60)
     else:
         _not_stored(response)
@@ -374,3 +383,94 @@ def healthz(request: HtmxHttpRequest) -> HttpResponse:
         "problems": [f"{part}: {why}" for part, why in failing.items()],
     }
     return JsonResponse(body, status=503 if failing else 200)
+
+
+# --- challenges, invite links, withdraw, abort, rematch (play.challenges) ----------------------
+
+
+@require_POST
+def game_accept(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
+    """Accept a challenge or a rematch offer: take the seat kept for you."""
+    if not request.user.is_authenticated:
+        return _refused(request, game_id, "Sign in to answer a challenge.")
+    try:
+        challenges.challenge_accept(game_id=game_id, user=request.user)
+    except core.GameError as exc:
+        return _refused(request, game_id, str(exc))
+    return _after_action(request, game_id)
+
+
+@require_POST
+def game_decline(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
+    """Decline a challenge or a rematch offer: it is off for everyone."""
+    if not request.user.is_authenticated:
+        return _refused(request, game_id, "Sign in to answer a challenge.")
+    try:
+        challenges.challenge_decline(game_id=game_id, user=request.user)
+    except core.GameError as exc:
+        return _refused(request, game_id, str(exc))
+    return _after_action(request, game_id)
+
+
+@require_POST
+def game_withdraw(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
+    """The creator calls off an open game or a challenge."""
+    if not request.user.is_authenticated:
+        return _refused(request, game_id, "Only the player who made this game can withdraw it.")
+    try:
+        challenges.game_withdraw(game_id=game_id, user=request.user)
+    except core.GameError as exc:
+        return _refused(request, game_id, str(exc))
+    return _after_action(request, game_id)
+
+
+@require_POST
+def game_abort(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
+    """End a game nobody but its creator has moved in yet: no result."""
+    if not request.user.is_authenticated:
+        return _refused(request, game_id, "You have no seat in this game.")
+    try:
+        challenges.game_abort(game_id=game_id, user=request.user)
+    except core.GameError as exc:
+        return _refused(request, game_id, str(exc))
+    return _after_action(request, game_id)
+
+
+@require_POST
+@limits.limit("create_player", lambda request, game_id: limits.player_key(request))
+def game_rematch(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
+    """Offer the players of a finished game the same game again; its page shows the offer."""
+    if not request.user.is_authenticated:
+        return _refused(request, game_id, "Only a player of this game can offer a rematch.")
+    try:
+        rematch = challenges.rematch_offer(game_id=game_id, user=request.user)
+    except core.GameError as exc:
+        return _refused(request, game_id, str(exc))
+    return redirect(rematch)
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+@limits.limit("join_player", lambda request, game_id, token: limits.player_key(request))
+def game_invite(request: HtmxHttpRequest, game_id: int, token: str) -> HttpResponseBase:
+    """A private game's invite link: the game's page with a Join button, for whoever has the
+    link (a guest is made on joining, as for an open game). A wrong token is a page not found,
+    the same as a game that does not exist."""
+    game = get_object_or_404(Game, pk=game_id)
+    if not core.invite_token_matches(game, token):
+        raise Http404("This invite link is not valid: copy the whole link you were sent.")
+    if request.method == "POST":
+        try:
+            with player_for(request) as user:
+                core.game_join(game_id=game_id, user=user, token=token)
+        except core.GameError as exc:
+            return _refused(request, game_id, str(exc))
+        return redirect("game", game_id=game_id)
+    response = _game_response(request, game_id)
+    assert response.context_data is not None
+    if game.status == Game.Status.OPEN:
+        seats = list(game.seats.all())
+        mine = request.user.is_authenticated and any(s.user_id == request.user.pk for s in seats)
+        response.context_data["invite_join_url"] = (
+            "" if mine or not any(s.is_open for s in seats) else request.path
+        )
+    return response

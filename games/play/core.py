@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import random
+import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -69,11 +70,16 @@ def game_create(
     seats: Sequence[SeatPlan],
     clock_options: JSON | None = None,
     rated: bool = True,
+    reserved: Sequence[User] = (),
+    invite: bool = False,
 ) -> Game:
     """A new game. The creator sits in seat 0 unless a bot does (a bot-only game, such as
     selfplay makes); the game starts at once if no seat is left open. `clock_options` (a time
     bank, weekends off) are checked by `clock_options_checked`. `rated`: whether its end may
-    change ratings (never with a guest, nor with bots alone: games/archive/ratings.py)."""
+    change ratings (never with a guest, nor with bots alone: games/archive/ratings.py).
+    `reserved`: challenged players (play.challenges.challenged_players), each given the next
+    seat for a person, kept for them to accept; `invite`: a private game, joined only through
+    its invite link."""
     engine = _engine(kind)
     if not engine.MIN_SEATS <= len(seats) <= engine.MAX_SEATS:
         raise GameError(f"{engine.TITLE} is for {engine.MIN_SEATS} to {engine.MAX_SEATS} players.")
@@ -90,6 +96,15 @@ def game_create(
     for plan in seats:
         if plan.bot and plan.bot not in known:
             raise GameError(f"There is no bot named {plan.bot!r}; choose one of {known}.")
+    people = [i for i, plan in enumerate(seats) if i > 0 and not plan.bot]
+    if len(reserved) > len(people):
+        challenged = f"{len(reserved)} player{'' if len(reserved) == 1 else 's'}"
+        room = {0: "no seat", 1: "one seat"}.get(len(people), f"{len(people)} seats")
+        raise GameError(
+            f"You challenged {challenged}, but this game has {room} for people besides "
+            "yours: add seats for people, or challenge fewer players."
+        )
+    kept = dict(zip(people, reserved, strict=False))
     seed, seed_sha256 = Game.new_seed()
     with transaction.atomic():
         game = Game.objects.create(
@@ -101,6 +116,7 @@ def game_create(
             created_by=creator,
             clock_options=clock_options,
             rated=rated and any(not plan.bot for plan in seats) and not _is_guest(creator),
+            invite_token=invite_token_new() if invite else "",
         )
         now = clock.now()
         bank = deadlines.bank_full(game) if "bank_days" in clock_options else None
@@ -112,11 +128,14 @@ def game_create(
                 bot=plan.bot,
                 joined_at=now if (i == 0 or plan.bot) else None,
                 bank=None if plan.bot else bank,
+                reserved_for=kept.get(i),
             )
             for i, plan in enumerate(seats)
         )
         if all(plan.bot or i == 0 for i, plan in enumerate(seats)):
             _start(game)
+        elif kept:
+            notices.challenges_made(game=game, seats=list(game.seats.filter(index__in=kept)))
     return game
 
 
@@ -147,15 +166,41 @@ def clock_options_checked(options: JSON, clock_choice: str) -> JSON:
     return checked
 
 
-def game_join(*, game_id: int, user: User) -> Seat:
-    """Take the first open seat; the game starts when the last one is taken."""
+def invite_token_new() -> str:
+    return secrets.token_urlsafe(24)
+
+
+def invite_token_matches(game: Game, token: str | None) -> bool:
+    """Whether `token` is this private game's invite token (compared in constant time)."""
+    return bool(game.invite_token) and secrets.compare_digest(
+        (token or "").encode(), game.invite_token.encode()
+    )
+
+
+def game_start_when_full(game: Game) -> bool:
+    """Start an open game once every seat has a person or a bot; whether it started. The
+    caller holds the game lock."""
+    if game.status == Game.Status.OPEN and all(s.user_id or s.bot for s in game.seats.all()):
+        _start(game)
+        return True
+    return False
+
+
+def game_join(*, game_id: int, user: User, token: str | None = None) -> Seat:
+    """Take the first open seat; the game starts when the last seat is filled. A private game
+    is joined only with its invite `token`; a seat kept for a challenged player is theirs to
+    accept (play.challenges), not to join."""
     with transaction.atomic():
         game = game_locked(game_id)
+        if game.invite_token and not invite_token_matches(game, token):
+            raise GameError("This game is private: join it through the link its creator shared.")
         if game.status != Game.Status.OPEN:
             raise GameError("This game is not waiting for players any more.")
         seats = list(game.seats.order_by("index"))
         if any(s.user_id == user.pk for s in seats):
             raise GameError("You already have a seat in this game.")
+        if any(s.is_reserved and s.reserved_for_id == user.pk for s in seats):
+            raise GameError("A seat is kept for you here: accept the challenge instead.")
         free = [s for s in seats if s.is_open]
         if not free:
             raise GameError("Every seat is taken.")
@@ -167,7 +212,7 @@ def game_join(*, game_id: int, user: User) -> Seat:
         # A guest's seat makes the game unrated, and the page says so from now on.
         game.rated = game.rated and not _is_guest(user)  # a query only for a rated game
         game.save(update_fields=["version", "rated"])
-        if len(free) == 1:
+        if all(s.user_id or s.bot for s in seats):
             _start(game)
     return seat
 

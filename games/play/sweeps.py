@@ -21,7 +21,7 @@ from django.db.models import QuerySet
 from games import clock, queueing
 from games.mail import notices, outbox
 from games.models import Clock, Game, Reminder, Seat
-from games.play import core, pacing
+from games.play import challenges, core, pacing
 from games.web import health
 
 logger = logging.getLogger(__name__)
@@ -39,6 +39,7 @@ class SweepReport:
     bot_turns: int = 0
     mails: int = 0
     paces: int = 0
+    challenges: int = 0  # challenges that expired unanswered
 
 
 def sweep() -> SweepReport:
@@ -50,6 +51,7 @@ def sweep() -> SweepReport:
         "bot_turns": bot_turns_sweep,
         "mails": mails_sweep,
         "paces": paces_sweep,
+        "challenges": challenges.challenges_expire,
     }
     for field in fields(report):
         try:

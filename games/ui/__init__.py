@@ -99,9 +99,28 @@ class CreateForm(forms.Form):
             options["weekends_off"] = True
         return options
 
+    # Every game's form: challenge named players to the seats for people, and make the game
+    # private, joined through an invite link (play.challenges).
+    challenge = forms.CharField(
+        required=False,
+        max_length=200,
+        label="Challenge players",
+        help_text="Their names, separated by commas. Each gets a seat for a person, kept for them.",
+    )
+    invite = forms.BooleanField(
+        required=False,
+        label="Private game with an invite link",
+        help_text="Not listed in the open games: send the link to friends, who join as guests.",
+    )
+
     def create_args(self) -> tuple[JSON, str, list[str]]:
         """(options, clock, bot level per seat with "" for a person); seat 0 is the creator's."""
         raise NotImplementedError
+
+    def challenge_args(self) -> tuple[list[str], bool]:
+        """(the names challenged, whether the game is private)."""
+        names = [n.strip() for n in self.cleaned_data.get("challenge", "").split(",")]
+        return [n for n in names if n], bool(self.cleaned_data.get("invite"))
 
 
 class GameUI:

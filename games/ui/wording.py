@@ -173,3 +173,14 @@ def rating_change_text(before: int, after: int) -> str:
     if diff < 0:
         return f"\u2212{-diff}"
     return "\u00b10"
+
+
+# --- challenges, invites, rematches (play.challenges) ---------------------------------------
+
+# The status line of a game that was called off before it started, or aborted by a player.
+CALLED_OFF_TEXT = {
+    "withdrawn": "Withdrawn by its creator before it started. No result.",
+    "declined": "Declined: a challenged player said no, so the game will not start. No result.",
+    "expired": "Expired: not every challenged player accepted in time. No result.",
+    "player_aborted": "Aborted by a player before anyone else moved. No result.",
+}

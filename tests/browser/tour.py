@@ -22,7 +22,7 @@ from games.bots import get_bot
 from games.engines import cornmaze, robotmaze
 from games.mail import preferences
 from games.models import Game
-from games.play import core, vacations
+from games.play import challenges, core, vacations
 from tests.test_archive import bulk_finished
 from tests.test_mazerace_site import step, way_out
 from tests.test_robotmaze_site import WAREHOUSES
@@ -301,5 +301,32 @@ def build_tour() -> Tour:
         stop(role, "signup", reverse("signup"))
     stop("player", "password_change", reverse("password_change"))
     stop("player", "password_change_done", reverse("password_change_done"))
+    # Challenges, invite links and rematches (issue 15): the rival challenges the player, who
+    # has a private game of its own; a rematch of the finished Corn maze is offered. The lobby
+    # and the finished game's page above show them too.
+    plans = [core.SeatPlan(), core.SeatPlan()]
+    challenged = core.game_create(
+        kind="cornmaze",
+        creator=rival,
+        options={"size": 8},
+        clock_choice="P3D",
+        seats=plans,
+        reserved=[player],
+    )
+    private = core.game_create(
+        kind="cornmaze",
+        creator=player,
+        options={"size": 8},
+        clock_choice="P3D",
+        seats=plans,
+        invite=True,
+    )
+    challenges.rematch_offer(game_id=corn_done.pk, user=_user(corn_done, 1))
+    stop("player", "game-challenge", reverse("game", args=[challenged.pk]))
+    stop("spectator", "game-challenge", reverse("game", args=[challenged.pk]))
+    stop("player", "game-private", reverse("game", args=[private.pk]))
+    invite = reverse("game_invite", args=[private.pk, private.invite_token])
+    stop("guest", "game-invite", invite)
+    stop("anonymous", "game-invite", invite)
     tour.games = games
     return tour

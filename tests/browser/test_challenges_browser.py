@@ -1,0 +1,134 @@
+"""Playing with people one knows, in separate browsers (issue 15, parts 1 and 2): Alice
+challenges Bob from his player page, Bob accepts in his lobby, they play a move, the game ends
+and Alice offers a rematch that Bob accepts on the finished game's page; a guest joins Alice's
+private game through its invite link and aborts it before anyone else moved; Alice withdraws
+an open game."""
+
+from __future__ import annotations
+
+from urllib.parse import urlparse
+
+from playwright.sync_api import Page, expect
+
+from games.models import Game
+from tests.conftest import a_legal_move, to_move
+from tests.worker_fixtures import make_player
+
+
+def sign_in(page: Page, username: str) -> None:
+    page.goto("/accounts/login/")
+    page.locator("#id_username").fill(username)
+    page.locator("#id_password").fill("a-long-passphrase")  # make_player's
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.locator("header .whoami")).to_have_text(username)
+
+
+def letter(col: int) -> str:
+    return chr(ord("a") + col)
+
+
+def new_game(page: Page, **fields: str) -> Game:
+    """Alice's new Corn maze from the form as it stands (a 6x6 board), and the game made."""
+    before = set(Game.objects.values_list("pk", flat=True))
+    page.fill("input[name=size]", "6")
+    for name, value in fields.items():
+        page.fill(f"input[name={name}]", value)
+    page.get_by_role("button", name="Create the game").click()
+    page.wait_for_url("**/games/*/")
+    (game,) = Game.objects.exclude(pk__in=before)
+    return game
+
+
+def test_challenge_accept_play_rematch_invite_abort_and_withdraw(new_page):
+    make_player("alice")
+    make_player("bob")
+    alice, bob, friend = new_page(), new_page(), new_page()
+    sign_in(alice, "alice")
+    sign_in(bob, "bob")
+
+    # Alice challenges Bob from his player page: the form comes with his name filled in.
+    alice.goto("/players/bob/")
+    alice.locator("#challenge-player").get_by_role("link", name="Corn maze").click()
+    expect(alice.locator("input[name=challenge]")).to_have_value("bob")
+    game = new_game(alice)
+    expect(alice.locator("#challenge-state")).to_contain_text("Waiting for bob to accept")
+    assert game.seats.get(index=1).reserved_for is not None
+
+    # Bob sees it in his lobby and accepts; the game starts for both.
+    bob.goto("/")
+    row = bob.locator("#challenges .challenge-row")
+    expect(row).to_contain_text("from alice")
+    row.get_by_role("button", name="Accept").click()
+    bob.wait_for_url(f"**/games/{game.pk}/")
+    bob.locator("#board").wait_for()
+    game.refresh_from_db()
+    assert game.status == Game.Status.ACTIVE
+
+    # The player to move plays a move.
+    mover = alice if to_move(game) == 0 else bob
+    mover.goto(f"/games/{game.pk}/")
+    first, second = a_legal_move(game)
+    form = mover.locator("#move-form")
+    form.locator(f"input[name=first][value={letter(first)}]").check()
+    form.locator(f"input[name=second][value={letter(second)}]").check()
+    form.get_by_role("button", name="Play").click()
+    mover.locator("#log li[value='1']").wait_for()
+    # Bob resigns (the page asks first): the game is over.
+    bob.goto(f"/games/{game.pk}/")
+    bob.once("dialog", lambda dialog: dialog.accept())
+    bob.get_by_role("button", name="Resign").click()
+    expect(bob.locator("#status")).to_contain_text("Game over")
+
+    # The finished game: Alice offers a rematch, Bob sees the offer there and accepts.
+    alice.goto(f"/games/{game.pk}/")
+    alice.get_by_role("button", name="Rematch").click()
+    rematch = Game.objects.get(rematch_of=game)
+    alice.wait_for_url(f"**/games/{rematch.pk}/")
+    expect(alice.locator("#rematch-of")).to_contain_text(f"game #{game.pk}")
+    expect(alice.locator("#challenge-state")).to_contain_text("Waiting for bob")
+    bob.goto(f"/games/{game.pk}/")
+    offer = bob.locator("#rematch-offer")
+    expect(offer).to_contain_text("alice offered a rematch")
+    offer.get_by_role("button", name="Accept the rematch").click()
+    bob.wait_for_url(f"**/games/{rematch.pk}/")
+    bob.locator("#board").wait_for()
+    rematch.refresh_from_db()
+    assert rematch.status == Game.Status.ACTIVE
+    # Seats turned: Bob first now.
+    assert [s.user.get_username() for s in rematch.seats.order_by("index")] == ["bob", "alice"]
+    bob.goto(f"/games/{game.pk}/")
+    expect(bob.locator("#rematch-link")).to_have_text(f"game #{rematch.pk}")
+
+    # A private game: the invite link, shown to Alice only, brings a friend in as a guest.
+    alice.goto("/new/cornmaze/")
+    alice.get_by_label("Private game with an invite link").check()
+    private = new_game(alice)
+    link = alice.locator("#invite-link").input_value()
+    assert private.invite_token in link
+    bob.goto(f"/games/{private.pk}/")
+    expect(bob.locator("#invite-link")).to_have_count(0)
+    expect(bob.locator("#join")).to_have_count(0)
+    bob.goto("/")
+    expect(bob.locator("#open-games")).not_to_contain_text(f"#{private.pk}")
+    friend.goto(urlparse(link).path)  # the link names SITE_URL; the test's server is elsewhere
+    friend.get_by_role("button", name="Join this game").click()
+    friend.wait_for_url(f"**/games/{private.pk}/")
+    friend.locator("#board").wait_for()
+    expect(friend.locator("header .whoami")).to_contain_text("Guest ")
+    private.refresh_from_db()
+    assert private.status == Game.Status.ACTIVE and private.ply == 0
+    assert private.invite_token not in friend.content()
+
+    # Nobody has moved: the guest aborts it, and nobody has a result.
+    friend.get_by_role("button", name="Abort: nobody else has moved yet").click()
+    expect(friend.locator("#status")).to_contain_text("Aborted by a player")
+    private.refresh_from_db()
+    assert (private.status, private.result_reason) == (Game.Status.ABORTED, "player_aborted")
+
+    # An open game, withdrawn by Alice.
+    alice.goto("/new/cornmaze/")
+    waiting = new_game(alice)
+    alice.get_by_role("button", name="Withdraw this game").click()
+    expect(alice.locator("#status")).to_contain_text("Withdrawn by its creator")
+    waiting.refresh_from_db()
+    assert (waiting.status, waiting.result_reason) == (Game.Status.ABORTED, "withdrawn")

@@ -1,0 +1,469 @@
+"""Challenges, invite links, withdraw, abort and rematch (games/play/challenges.py): the
+services, their refusals (a clear sentence, nothing changed), the mail, the lobby, the pages,
+and an invite token that only its creator (and whoever has the link) ever sees."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+import time_machine
+from django.conf import settings as django_settings
+from django.contrib.auth.models import User
+from django.core import mail
+from django.test import Client
+from django.urls import reverse
+
+from games.accounts.guests import guest_create
+from games.archive import selectors
+from games.mail import outbox, preferences
+from games.models import Game, Move, Outbox, PlayerResult, Seat
+from games.play import challenges, core, sweeps
+from tests.conftest import FIXED_SEED, a_legal_move, play_to_the_end, seat_user, to_move
+from tests.worker_fixtures import make_player
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("queued")]
+
+START = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
+
+
+def challenge(creator: Any, *names: str, seats: int = 2, bots: tuple[str, ...] = ()) -> Game:
+    plans = [core.SeatPlan()] + [core.SeatPlan() for _ in range(seats - 1 - len(bots))]
+    plans += [core.SeatPlan(bot=b) for b in bots]
+    return core.game_create(
+        kind="cornmaze",
+        creator=creator,
+        options={"size": 8},
+        clock_choice="P3D",
+        seats=plans,
+        reserved=challenges.challenged_players(names=list(names), creator=creator),
+    )
+
+
+def snapshot() -> list[tuple[Any, ...]]:
+    return [
+        *Game.objects.order_by("pk").values_list("pk", "status", "version", "result_reason"),
+        *Seat.objects.order_by("pk").values_list("pk", "user_id", "reserved_for_id", "joined_at"),
+        *Outbox.objects.order_by("pk").values_list("pk", "kind", "user_id"),
+    ]
+
+
+def client_for(user: Any) -> Client:
+    client = Client()
+    if user is not None:
+        client.force_login(user)
+    return client
+
+
+# --- challenges ---------------------------------------------------------------------------
+
+
+def test_a_challenge_keeps_seats_mails_once_and_starts_when_all_accept() -> None:
+    alice, bob, carol = make_player("alice"), make_player("bob"), make_player("carol")
+    game = challenge(alice, "bob", "Carol", seats=3)
+    assert game.status == Game.Status.OPEN
+    seats = list(game.seats.order_by("index"))
+    assert [s.user_id for s in seats] == [alice.pk, None, None]
+    assert [s.reserved_for_id for s in seats] == [None, bob.pk, carol.pk]
+    assert [s.name for s in seats[1:]] == ["bob (challenged)", "carol (challenged)"]
+    # A mail to each challenged player, once.
+    rows = list(Outbox.objects.filter(kind="challenge").order_by("seat"))
+    assert [(r.user_id, r.seat, r.ply) for r in rows] == [(bob.pk, 1, 0), (carol.pk, 2, 0)]
+    for row in rows:
+        assert outbox.outbox_send(outbox_id=row.pk) == "sent"
+        assert outbox.outbox_send(outbox_id=row.pk) is None
+    assert len(mail.outbox) == 2
+    assert mail.outbox[0].subject == f"alice challenges you to a Corn maze: #{game.pk}"
+    assert reverse("game", args=[game.pk]) in mail.outbox[0].body
+    # Not in the open games: every seat is kept; in each challenged player's lobby.
+    assert game.pk not in [g.pk for g in selectors.open_games()]
+    assert [s.game_id for s in selectors.challenges_for(bob)] == [game.pk]
+    # Nobody else takes a kept seat.
+    with pytest.raises(core.GameError, match="Every seat is taken"):
+        core.game_join(game_id=game.pk, user=make_player())
+    challenges.challenge_accept(game_id=game.pk, user=bob)
+    assert Game.objects.get(pk=game.pk).status == Game.Status.OPEN
+    challenges.challenge_accept(game_id=game.pk, user=carol)
+    game.refresh_from_db()
+    assert game.status == Game.Status.ACTIVE
+    assert list(game.seats.order_by("index").values_list("user_id", flat=True)) == [
+        alice.pk,
+        bob.pk,
+        carol.pk,
+    ]
+    assert selectors.challenges_for(bob) == []
+
+
+def test_a_challenge_beside_an_open_seat_is_listed_and_the_open_seat_joinable() -> None:
+    alice, bob = make_player("alice"), make_player("bob")
+    game = challenge(alice, "bob", seats=3)
+    assert game.pk in [g.pk for g in selectors.open_games()]
+    stranger = make_player()
+    seat = core.game_join(game_id=game.pk, user=stranger)
+    assert seat.index == 2
+    assert Game.objects.get(pk=game.pk).status == Game.Status.OPEN  # bob has not accepted
+    challenges.challenge_accept(game_id=game.pk, user=bob)
+    assert Game.objects.get(pk=game.pk).status == Game.Status.ACTIVE
+
+
+def test_the_names_that_cannot_be_challenged_say_why_and_make_nothing() -> None:
+    alice = make_player("alice")
+    make_player("bob")
+    guest = guest_create()
+    before = snapshot()
+    refusals = {
+        ("alice",): "You cannot challenge yourself",
+        ("nobody",): "There is no player called nobody",
+        (guest.username,): "is a guest: invite guests with a private link",
+        ("strong",): "is a bot: bots need no challenge",
+        ("Bot (simple)",): "is a bot",
+        ("bob", "BOB"): "You named BOB twice",
+    }
+    for names, message in refusals.items():
+        with pytest.raises(core.GameError, match=re.escape(message)):
+            challenge(alice, *names, seats=3)
+    with pytest.raises(core.GameError, match="has no seat for people besides yours"):
+        challenge(alice, "bob", seats=2, bots=("simple",))
+    assert snapshot() == before
+
+
+def test_decline_calls_it_off_and_a_second_answer_is_refused() -> None:
+    alice, bob, carol = make_player("alice"), make_player("bob"), make_player("carol")
+    game = challenge(alice, "bob", "carol", seats=3)
+    challenges.challenge_accept(game_id=game.pk, user=bob)
+    with pytest.raises(core.GameError, match="You have accepted already"):
+        challenges.challenge_accept(game_id=game.pk, user=bob)
+    with pytest.raises(core.GameError, match="not for you"):
+        challenges.challenge_accept(game_id=game.pk, user=make_player())
+    challenges.challenge_decline(game_id=game.pk, user=carol)
+    game.refresh_from_db()
+    assert (game.status, game.result_reason) == (Game.Status.ABORTED, "declined")
+    before = snapshot()
+    for answer in (challenges.challenge_accept, challenges.challenge_decline):
+        with pytest.raises(core.GameError, match="declined, so it will not start"):
+            answer(game_id=game.pk, user=carol)
+    assert snapshot() == before
+    # The unsent challenge mail is not wanted any more.
+    row = Outbox.objects.get(kind="challenge", user=carol)
+    assert outbox.outbox_send(outbox_id=row.pk) == "skipped"
+    assert not PlayerResult.objects.exists()
+
+
+def test_withdraw_is_the_creators_and_only_before_the_start() -> None:
+    alice, bob = make_player("alice"), make_player("bob")
+    game = challenge(alice, "bob")
+    with pytest.raises(core.GameError, match="Only the player who made this game"):
+        challenges.game_withdraw(game_id=game.pk, user=bob)
+    challenges.game_withdraw(game_id=game.pk, user=alice)
+    game.refresh_from_db()
+    assert (game.status, game.result_reason) == (Game.Status.ABORTED, "withdrawn")
+    before = snapshot()
+    with pytest.raises(core.GameError, match="withdrawn by its creator"):
+        challenges.challenge_accept(game_id=game.pk, user=bob)
+    with pytest.raises(core.GameError, match="withdrawn by its creator"):
+        challenges.game_withdraw(game_id=game.pk, user=alice)
+    assert snapshot() == before
+    assert selectors.challenges_for(bob) == []
+    # An open game without a challenge too; a started one cannot be.
+    open_game = core.game_create(
+        kind="cornmaze",
+        creator=alice,
+        options={"size": 8},
+        clock_choice="P3D",
+        seats=[core.SeatPlan(), core.SeatPlan()],
+    )
+    challenges.game_withdraw(game_id=open_game.pk, user=alice)
+    assert Game.objects.get(pk=open_game.pk).status == Game.Status.ABORTED
+    running = challenge(alice, "bob")
+    challenges.challenge_accept(game_id=running.pk, user=bob)
+    with pytest.raises(core.GameError, match="cannot be withdrawn"):
+        challenges.game_withdraw(game_id=running.pk, user=alice)
+
+
+def test_a_challenge_expires_after_its_days() -> None:
+    alice, bob = make_player("alice"), make_player("bob")
+    with time_machine.travel(START, tick=False) as traveller:
+        game = challenge(alice, "bob")
+        traveller.shift(timedelta(days=challenges.CHALLENGE_DAYS, seconds=1))
+        before = snapshot()
+        with pytest.raises(core.GameError, match="has expired"):
+            challenges.challenge_accept(game_id=game.pk, user=bob)
+        assert snapshot() == before
+        assert sweeps.sweep().challenges == 1
+        assert sweeps.sweep().challenges == 0
+        game.refresh_from_db()
+        assert (game.status, game.result_reason) == (Game.Status.ABORTED, "expired")
+        with pytest.raises(core.GameError, match="has expired"):
+            challenges.challenge_accept(game_id=game.pk, user=bob)
+
+
+# --- abort --------------------------------------------------------------------------------
+
+
+def test_abort_until_someone_but_the_creator_moves_and_no_results_change(make_cornmaze) -> None:
+    game = make_cornmaze()
+    creator, other = seat_user(game, 0), seat_user(game, 1)
+    # Play until the creator has moved and it is the other's turn.
+    if to_move(game) != 0:
+        # The other moves first: abortable before that move only.
+        challenges.game_abort(game_id=game.pk, user=other)
+        game.refresh_from_db()
+        assert (game.status, game.result_reason) == (Game.Status.ABORTED, "player_aborted")
+        assert not PlayerResult.objects.exists()
+        return
+    core.move_submit(game_id=game.pk, user=creator, number=0, move={"shifts": a_legal_move(game)})
+    game.refresh_from_db()
+    assert challenges.abortable(game, list(game.seats.all()))
+    challenges.game_abort(game_id=game.pk, user=other)
+    game.refresh_from_db()
+    assert (game.status, game.result_reason) == (Game.Status.ABORTED, "player_aborted")
+    assert not game.seats.exclude(deadline=None).exists()
+    assert not PlayerResult.objects.exists()
+    with pytest.raises(core.GameError, match="The game is over"):
+        challenges.game_abort(game_id=game.pk, user=creator)
+
+
+def test_abort_is_refused_once_another_player_moved(make_cornmaze) -> None:
+    game = make_cornmaze()
+    for _ in range(2):
+        seat = to_move(game)
+        core.move_submit(
+            game_id=game.pk,
+            user=seat_user(game, seat),
+            number=game.ply,
+            move={"shifts": a_legal_move(game)},
+        )
+        game.refresh_from_db()
+    before = snapshot()
+    for index in (0, 1):
+        with pytest.raises(core.GameError, match="Too late to abort"):
+            challenges.game_abort(game_id=game.pk, user=seat_user(game, index))
+    with pytest.raises(core.GameError, match="no seat"):
+        challenges.game_abort(game_id=game.pk, user=make_player())
+    assert snapshot() == before
+
+
+# --- rematch ------------------------------------------------------------------------------
+
+
+def test_a_rematch_turns_the_seats_copies_the_options_and_starts_when_all_accept(
+    make_cornmaze,
+) -> None:
+    game = make_cornmaze(seats=3, seed=FIXED_SEED)
+    Game.objects.filter(pk=game.pk).update(options={**game.options, "rated": False})
+    game = play_to_the_end(game)
+    assert game.status == Game.Status.FINISHED
+    players = [seat_user(game, i) for i in range(3)]
+    rematch = challenges.rematch_offer(game_id=game.pk, user=players[1])
+    assert rematch.rematch_of_id == game.pk
+    assert rematch.options == {"size": 8, "rated": False}
+    assert rematch.clock == game.clock and rematch.kind == game.kind
+    seats = list(rematch.seats.order_by("index"))
+    # Seats turned one place: seat 1's player in seat 0, seat 2's in 1, seat 0's last.
+    assert [s.user_id or s.reserved_for_id for s in seats] == [
+        p.pk for p in players[1:] + players[:1]
+    ]
+    assert seats[0].user_id == players[1].pk  # the offerer is in
+    assert [s.is_reserved for s in seats] == [False, True, True]
+    with pytest.raises(core.GameError, match="offered already"):
+        challenges.rematch_offer(game_id=game.pk, user=players[0])
+    assert Game.objects.filter(rematch_of=game).count() == 1
+    challenges.challenge_accept(game_id=rematch.pk, user=players[2])
+    challenges.challenge_accept(game_id=rematch.pk, user=players[0])
+    rematch.refresh_from_db()
+    assert rematch.status == Game.Status.ACTIVE
+
+
+def test_a_rematch_against_bots_starts_at_once_and_refusals_change_nothing(make_user) -> None:
+    player = make_player()
+    game = core.game_create(
+        kind="robotmaze",
+        creator=player,
+        options={},
+        clock_choice="P3D",
+        seats=[core.SeatPlan(), core.SeatPlan(bot="simple")],
+    )
+    before = snapshot()
+    with pytest.raises(core.GameError, match="once the game is finished"):
+        challenges.rematch_offer(game_id=game.pk, user=player)
+    with pytest.raises(core.GameError, match="Only a player"):
+        challenges.rematch_offer(game_id=game.pk, user=make_player())
+    assert snapshot() == before
+    core.game_resign(game_id=game.pk, user=player)
+    rematch = challenges.rematch_offer(game_id=game.pk, user=player)
+    assert rematch.status == Game.Status.ACTIVE
+    assert [(s.index, s.user_id, s.bot) for s in rematch.seats.order_by("index")] == [
+        (0, None, "simple"),
+        (1, player.pk, ""),
+    ]
+    assert not Outbox.objects.filter(kind="challenge").exists()
+
+
+# --- invite links -------------------------------------------------------------------------
+
+
+def invite_game(creator: Any) -> Game:
+    return core.game_create(
+        kind="cornmaze",
+        creator=creator,
+        options={"size": 8},
+        clock_choice="P3D",
+        seats=[core.SeatPlan(), core.SeatPlan()],
+        invite=True,
+    )
+
+
+def test_a_private_game_is_unlisted_and_joined_only_with_its_link() -> None:
+    alice = make_player("alice")
+    game = invite_game(alice)
+    assert len(game.invite_token) >= 32
+    assert game.pk not in [g.pk for g in selectors.open_games()]
+    before = snapshot()
+    for token in (None, "", "x", game.invite_token[:-1]):
+        with pytest.raises(core.GameError, match="This game is private"):
+            core.game_join(game_id=game.pk, user=make_player(), token=token)
+    assert snapshot()[: len(before)] == before[: len(before)]
+    anonymous = Client()
+    url = reverse("game_invite", args=[game.pk, game.invite_token])
+    page = anonymous.get(url)
+    assert page.status_code == 200 and 'id="join-invite"' in page.content.decode()
+    assert anonymous.get(reverse("game_invite", args=[game.pk, "wrong"])).status_code == 404
+    # The game page without the link offers no Join.
+    assert 'id="join"' not in anonymous.get(reverse("game", args=[game.pk])).content.decode()
+    response = anonymous.post(url)
+    assert response.status_code == 302
+    game.refresh_from_db()
+    assert game.status == Game.Status.ACTIVE
+    joined = game.seats.get(index=1).user
+    assert joined is not None and joined.profile.is_guest
+
+
+def test_the_invite_token_is_shown_to_its_creator_only() -> None:
+    alice, bob = make_player("alice"), make_player("bob")
+    game = core.game_create(
+        kind="cornmaze",
+        creator=alice,
+        options={"size": 8},
+        clock_choice="P3D",
+        seats=[core.SeatPlan(), core.SeatPlan(), core.SeatPlan()],
+        invite=True,
+    )
+    token = game.invite_token
+    game_url = reverse("game", args=[game.pk])
+    mine = client_for(alice).get(game_url).content.decode()
+    assert token in mine and 'id="invite-link"' in mine
+    core.game_join(game_id=game.pk, user=bob, token=token)
+    for viewer in (bob, make_player(), None):
+        client = client_for(viewer)
+        for url in (
+            game_url,
+            reverse("lobby"),
+            reverse("game_record", args=[game.pk]),
+            reverse("player", args=["alice"]),
+            reverse("archive"),
+        ):
+            body = client.get(url).content.decode()
+            assert token not in body, (viewer, url)
+        partial = client.get(game_url, HTTP_HX_REQUEST="true").content.decode()
+        assert token not in partial
+
+
+# --- the pages ----------------------------------------------------------------------------
+
+
+def test_the_new_game_form_challenges_and_the_lobby_answers() -> None:
+    alice, bob = make_player("alice"), make_player("bob")
+    client = client_for(alice)
+    form = client.get(reverse("game_new", args=["cornmaze"]) + "?challenge=bob").content.decode()
+    assert 'name="challenge"' in form and 'value="bob"' in form
+    data = {"size": "8", "seats": "2", "clock": "P3D", "seat_1": "person", "challenge": "bob"}
+    response = client.post(reverse("game_new", args=["cornmaze"]), data)
+    assert response.status_code == 302
+    game = Game.objects.get(created_by=alice)
+    assert game.seats.get(index=1).reserved_for_id == bob.pk
+    lobby = client_for(bob).get(reverse("lobby")).content.decode()
+    assert 'id="challenges"' in lobby and reverse("game_accept", args=[game.pk]) in lobby
+    response = client_for(bob).post(reverse("game_accept", args=[game.pk]))
+    assert response.status_code == 302
+    assert Game.objects.get(pk=game.pk).status == Game.Status.ACTIVE
+
+
+@pytest.mark.parametrize(
+    ("names", "message"),
+    [
+        ("alice", "You cannot challenge yourself"),
+        ("nobody", "There is no player called nobody"),
+        ("simple", "is a bot"),
+    ],
+)
+def test_the_new_game_form_refuses_a_bad_challenge_with_a_sentence(names, message) -> None:
+    alice = make_player("alice")
+    before = snapshot()
+    data = {"size": "8", "seats": "2", "clock": "P3D", "seat_1": "person", "challenge": names}
+    response = client_for(alice).post(reverse("game_new", args=["cornmaze"]), data)
+    assert response.status_code == 400
+    assert message in response.content.decode()
+    assert snapshot() == before
+
+
+def test_the_finished_game_page_shows_the_rematch_offer_to_its_players(make_cornmaze) -> None:
+    game = make_cornmaze()
+    first, second = seat_user(game, 0), seat_user(game, 1)
+    core.game_resign(game_id=game.pk, user=first)
+    page = client_for(first).get(reverse("game", args=[game.pk])).content.decode()
+    assert 'id="rematch"' in page
+    response = client_for(first).post(reverse("game_rematch", args=[game.pk]))
+    rematch = Game.objects.get(rematch_of=game)
+    assert response.status_code == 302 and response["Location"] == rematch.get_absolute_url()
+    again = client_for(first).post(reverse("game_rematch", args=[game.pk]))
+    assert again.status_code == 409 and "offered already" in again.content.decode()
+    theirs = client_for(second).get(reverse("game", args=[game.pk])).content.decode()
+    assert 'id="accept-rematch"' in theirs and "has not answered yet" in theirs
+    assert 'id="rematch"' not in theirs
+    client_for(second).post(reverse("game_accept", args=[rematch.pk]))
+    theirs = client_for(second).get(reverse("game", args=[game.pk])).content.decode()
+    assert 'id="rematch-link"' in theirs
+    assert Game.objects.get(pk=rematch.pk).status == Game.Status.ACTIVE
+    assert Move.objects.filter(game=rematch).count() == 0
+
+
+def test_a_players_finished_game_page_is_not_kept_by_the_browser(make_cornmaze) -> None:
+    game = make_cornmaze()
+    core.game_resign(game_id=game.pk, user=seat_user(game, 0))
+    page = client_for(seat_user(game, 1)).get(reverse("game", args=[game.pk]))
+    # The rematch offer on it changes: a player must see it at the next visit.
+    assert "no-store" in page["Cache-Control"]
+    assert "max-age=60" in Client().get(reverse("game", args=[game.pk]))["Cache-Control"]
+
+
+def test_challenge_mails_follow_their_own_preference_and_unsubscribe_link() -> None:
+    alice, bob, carol = make_player("alice"), make_player("bob"), make_player("carol")
+    preferences.preferences_update(
+        user=carol, turn_mails="immediate", reminder=True, game_over=True, challenge=False
+    )
+    game = challenge(alice, "bob", "carol", seats=3)
+    (row,) = Outbox.objects.filter(game=game, kind="challenge")
+    assert row.user_id == bob.pk
+    assert outbox.outbox_send(outbox_id=row.pk) == "sent"
+    (message,) = mail.outbox
+    unsubscribe = message.extra_headers["List-Unsubscribe"].strip("<>")
+    assert Client().post(unsubscribe.removeprefix(django_settings.SITE_URL)).status_code == 200
+    prefs = preferences.preferences_for(User.objects.get(pk=bob.pk))
+    assert (prefs.challenge, prefs.turn_mails) == (False, "immediate")  # only that kind stops
+    # The lobby's "your games" tells the challenger whom the game waits for.
+    lobby = client_for(alice).get(reverse("lobby")).content.decode()
+    assert "waiting for bob and carol to accept" in lobby
+
+
+def test_the_game_over_mail_of_an_aborted_game_says_a_player_aborted_it(make_user) -> None:
+    alice, bob = make_player("alice"), make_player("bob")
+    game = challenge(alice, "bob")
+    challenges.challenge_accept(game_id=game.pk, user=bob)
+    challenges.game_abort(game_id=game.pk, user=bob)
+    rows = Outbox.objects.filter(game=game, kind="game_over")
+    assert sorted(rows.values_list("user_id", flat=True)) == sorted([alice.pk, bob.pk])
+    for row in rows:
+        assert outbox.outbox_send(outbox_id=row.pk) == "sent"
+    assert all("Aborted by a player before anyone else moved" in m.body for m in mail.outbox[-2:])
