@@ -338,6 +338,8 @@ RATE_LIMITS = env_rates(
         "join_player": "60/h",
         "create_player": "30/h",
         "move_seat": "40/5s",
+        "chat_player": "10/m",
+        "chat_action_player": "30/h",
     },
 )
 RATELIMIT_IP_META_KEY = "games.web.limits.client_ip"

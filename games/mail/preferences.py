@@ -27,6 +27,7 @@ UNSUBSCRIBE_WHAT = {
     Kind.REMINDER: "reminders before a deadline",
     Kind.GAME_OVER: "“game over” mails",
     Kind.DIGEST: "the daily digest",
+    Kind.CHAT: "mails with chat messages",
 }
 
 
@@ -48,14 +49,18 @@ def preferences_for(user: Any) -> EmailPreferences:
 
 
 def preferences_update(
-    *, user: Any, turn_mails: str, reminder: bool, game_over: bool
+    *, user: Any, turn_mails: str, reminder: bool, game_over: bool, chat: bool | None = None
 ) -> EmailPreferences:
     if turn_mails not in TurnMails.values:
         raise NotificationError("Choose how to hear that it is your turn.")
-    prefs, _ = EmailPreferences.objects.update_or_create(
-        user_id=user.pk,
-        defaults={"turn_mails": turn_mails, "reminder": reminder, "game_over": game_over},
-    )
+    defaults: dict[str, object] = {
+        "turn_mails": turn_mails,
+        "reminder": reminder,
+        "game_over": game_over,
+    }
+    if chat is not None:  # chat mails (games/mail/chatnews.py); None leaves them as they are
+        defaults["chat"] = chat
+    prefs, _ = EmailPreferences.objects.update_or_create(user_id=user.pk, defaults=defaults)
     return prefs
 
 
@@ -65,6 +70,7 @@ PREFERENCE: dict[str, tuple[str, object, object]] = {
     Kind.DIGEST: ("turn_mails", TurnMails.DIGEST, TurnMails.OFF),
     Kind.REMINDER: ("reminder", True, False),
     Kind.GAME_OVER: ("game_over", True, False),
+    Kind.CHAT: ("chat", True, False),
 }
 
 

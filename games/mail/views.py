@@ -21,15 +21,16 @@ from games.models import EmailPreferences
 class EmailPreferencesForm(forms.ModelForm):
     class Meta:
         model = EmailPreferences
-        fields = ["turn_mails", "reminder", "game_over"]
+        fields = ["turn_mails", "reminder", "game_over", "chat"]
         labels = {
             "turn_mails": "When it is your turn",
             "reminder": "Reminders",
             "game_over": "Game over",
+            "chat": "Chat",
         }
         widgets = {"turn_mails": forms.RadioSelect}
         # The page says it beside each box (no aria-describedby to a text it does not show).
-        help_texts = {"reminder": "", "game_over": ""}
+        help_texts = {"reminder": "", "game_over": "", "chat": ""}
 
 
 def game_watched(request: HttpRequest, game_id: int) -> None:
@@ -51,6 +52,7 @@ def email_settings(request: HttpRequest) -> HttpResponse:
             turn_mails=form.cleaned_data["turn_mails"],
             reminder=form.cleaned_data["reminder"],
             game_over=form.cleaned_data["game_over"],
+            chat=form.cleaned_data["chat"],
         )
         messages.success(request, "Your email settings are saved.")
         return redirect("email_settings")

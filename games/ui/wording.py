@@ -124,3 +124,13 @@ def clock_words(kind: str, duration: timedelta | None) -> str:
 # --- the replay ------------------------------------------------------------------------------
 
 START_APART = "The start. There are no turns: each runner steps on its own."
+
+
+# --- the chat (games/chat, the game page) -------------------------------------------------------
+
+CHAT_REPORTED = "Thank you: the message is reported, and the site's staff will read it."
+CHAT_UNMUTED = "You see their messages again."
+
+
+def chat_muted(name: str) -> str:
+    return f"You will not see messages from {name} any more, in any game."

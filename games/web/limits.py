@@ -37,6 +37,8 @@ SENTENCES = {
     "join_player": "You have joined too many games in a short time.",
     "create_player": "You have created too many games in a short time.",
     "move_seat": "Too many moves in a short time, more than the fastest race allows.",
+    "chat_player": "You have sent many chat messages in a short time.",
+    "chat_action_player": "You have muted or reported many times in a short time.",
 }
 
 View = TypeVar("View", bound=Callable[..., HttpResponseBase])
