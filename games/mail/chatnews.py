@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.conf import settings
 from django.core.cache import cache
 
 from games.models import ChatMailed, ChatMessage, ChatMute
@@ -33,7 +34,8 @@ class Unread:
 
 
 def _seen_key(game_id: int, user_id: int) -> str:
-    return f"chatseen:{game_id}:{user_id}"
+    prefix: str = getattr(settings, "CHAT_SEEN_CACHE_PREFIX", "chatseen:")
+    return f"{prefix}{game_id}:{user_id}"
 
 
 def seen_mark(*, game_id: int, user_id: int, message_id: int) -> None:
