@@ -182,6 +182,8 @@ LOGIN_REDIRECT_URL = "lobby"
 LOGOUT_REDIRECT_URL = "lobby"
 # How often the lobby's "your games" refreshes itself (htmx's hx-trigger "every ..."), seconds.
 LOBBY_POLL_EVERY = f"{env_int('LOBBY_POLL_SECONDS', 20)}s"
+# How often a game page's chat asks for new messages (a 204 while there is none).
+CHAT_POLL_EVERY = f"{env_int('CHAT_POLL_SECONDS', 5)}s"
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

@@ -171,7 +171,10 @@ def test_after_the_end_everyone_reads_both_channels(table) -> None:
     # Players still write in theirs, spectators in theirs.
     say(ann, game, "gg")
     say(eve, game, "well played")
-    assert chat_of(game)[-2:] == [("ann", "players", "gg"), ("zed_watcher", "spectators", "well played")]
+    assert chat_of(game)[-2:] == [
+        ("ann", "players", "gg"),
+        ("zed_watcher", "spectators", "well played"),
+    ]
 
 
 def test_the_record_holds_no_chat(table) -> None:
@@ -216,7 +219,9 @@ def test_guests_chat_and_anonymous_viewers_only_read(make_cornmaze) -> None:
     assert chat_of(game) == [(guest.username, "players", "hi from a guest")]
     anonymous = Client()
     page = anonymous.get(reverse("game", args=[game.pk])).content.decode()
-    assert "hi from a guest" in page and 'id="chat-sign-in"' in page and 'id="chat-text"' not in page
+    assert (
+        "hi from a guest" in page and 'id="chat-sign-in"' in page and 'id="chat-text"' not in page
+    )
     response = anonymous.post(reverse("game_chat_post", args=[game.pk]), {"text": "anon"})
     assert response.status_code == 409
     assert "Sign in, or join a game as a guest, to chat." in response.content.decode()
@@ -286,7 +291,10 @@ def test_a_player_mutes_a_partner_for_themselves_only_and_unmutes(table) -> None
     assert list(ChatMute.objects.values_list("user__username", "muted__username")) == [
         ("ann", "bob")
     ]
-    assert "annoying words" not in client_for(ann).get(reverse("game", args=[game.pk])).content.decode()
+    assert (
+        "annoying words"
+        not in client_for(ann).get(reverse("game", args=[game.pk])).content.decode()
+    )
     assert "annoying words" in client_for(eve).get(reverse("game", args=[game.pk])).content.decode()
     # Twice: a sentence, nothing changes. Oneself: refused.
     again = client_for(ann).post(

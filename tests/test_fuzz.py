@@ -36,8 +36,9 @@ from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
 from games.accounts.guests import guest_create
+from games.chat import service as chat
 from games.engines import ENGINES, mazerace, robotmaze
-from games.models import Game, Profile
+from games.models import ChatMute, Game, Profile
 from games.play import core
 from games.play.paces import race
 from tests.test_robotmaze_site import WAREHOUSES
@@ -268,6 +269,12 @@ def site(db: None, settings: Any) -> Site:
         _race_step(over, guest_player, 1)
         core.game_resign(game_id=over.pk, user=player)
         games["slow race finished"] = _finished(over, guest_player)
+    # A chat in every game, so that its forms (write, mute, report, unmute) are on the pages.
+    for game in games.values():
+        chat.chat_post(game_id=game.pk, user=player, text="a player's message")
+        chat.chat_post(game_id=game.pk, user=spectator, text="a spectator's message")
+        chat.chat_post(game_id=game.pk, user=registered, text="another spectator's message")
+    ChatMute.objects.create(user=player, muted=registered, created_at=timezone.now())
     for game in games.values():
         game.refresh_from_db()
     found = Site(games=games, users=users)
@@ -295,6 +302,7 @@ def site(db: None, settings: Any) -> Site:
     for name in ("ply", "step", "dir", "first", "second", "runs", "warehouse", "program"):
         found.fields.setdefault(name, [])
     assert {"ply", "step", "dir", "username", "email", "password1", "player"} <= set(found.fields)
+    assert {"text", "message", "person"} <= set(found.fields)
     assert robotmaze.MAX_RUNS and found.games["robotmaze play"].state["phase"] == "play"
     return found
 

@@ -340,7 +340,10 @@ def healthz(request: HtmxHttpRequest) -> HttpResponse:
 
 
 def chat_context(request: HtmxHttpRequest, game: Game, is_player: bool) -> dict[str, object]:
-    return {"chat": chat.chat_read(game=game, user=request.user, is_player=is_player)}
+    return {
+        "chat": chat.chat_read(game=game, user=request.user, is_player=is_player),
+        "chat_poll_every": settings.CHAT_POLL_EVERY,
+    }
 
 
 @require_safe
