@@ -16,6 +16,7 @@ from playwright.sync_api import Page, expect
 
 from games.models import ChatMessage, ChatReport
 from games.play import core
+from tests.browser.test_accessibility_browser import AXE, axe_violations
 from tests.worker_fixtures import make_game, make_player
 
 pytestmark = pytest.mark.browser
@@ -43,6 +44,7 @@ def test_players_and_a_spectator_chat_in_their_channels(new_page, live_server, s
     pages = {}
     for name, user in (("ann", ann), ("bob", bob), ("eve", eve)):
         pages[name] = sign_in(new_page(), user, live_server.url)
+        pages[name].context.add_init_script(path=AXE)
         pages[name].goto(url)
     a, b, e = pages["ann"], pages["bob"], pages["eve"]
     expect(a.locator("#chat label[for=chat-text]")).to_have_text("Message to the players")
@@ -81,6 +83,13 @@ def test_players_and_a_spectator_chat_in_their_channels(new_page, live_server, s
     expect(a.locator("#chat")).not_to_contain_text("column c")
     expect(a.locator("#chat-muted")).to_contain_text("You muted zed_watcher.")
     expect(b.locator("#chat-spectators")).to_contain_text("column c")
+    assert axe_violations(a) == []  # the chat with a notice and someone muted
+
+    # A message of nothing but spaces is refused with a sentence; nothing is sent.
+    a.fill("#chat-text", "   ")
+    a.click("#chat-send")
+    expect(a.locator("#chat-error")).to_have_text("Write a message first.")
+    assert axe_violations(a) == []
 
     # Bob reports the spectator's message (after the page asks him to confirm).
     b.once("dialog", lambda dialog: dialog.accept())
