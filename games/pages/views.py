@@ -23,6 +23,7 @@ from django.views.decorators.http import (
 )
 from django_htmx.http import HttpResponseStopPolling
 
+from games import clock
 from games.accounts.guests import player_for
 from games.archive import selectors
 from games.archive.records import record_build
@@ -393,7 +394,9 @@ def _chat_done(request: HtmxHttpRequest, game_id: int, notice: str = "") -> Http
         return _chat_response(request, game_id, notice=notice)
     if notice:
         messages.success(request, notice)
-    return redirect(reverse("game", args=[game_id]) + "#chat")
+    # A finished game's page may be kept a minute by the browser: a new address shows the
+    # chat as it is now.
+    return redirect(f"{reverse('game', args=[game_id])}?chat={clock.now().timestamp():.0f}#chat")
 
 
 def _chat_refused(
