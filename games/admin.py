@@ -4,11 +4,23 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet
 from django.http import HttpRequest
 
 from games.mail import outbox
-from games.models import EmailPreferences, Game, Move, Outbox, Profile, Rating, Reminder, Seat
+from games.models import (
+    ChatMessage,
+    ChatMute,
+    ChatReport,
+    EmailPreferences,
+    Game,
+    Move,
+    Outbox,
+    Profile,
+    Rating,
+    Reminder,
+    Seat,
+)
 from games.play import core
 
 
@@ -178,3 +190,60 @@ class RatingAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+# --- the chat --------------------------------------------------------------------------------
+
+
+class ReportedFilter(admin.SimpleListFilter):
+    title = "reported"
+    parameter_name = "reported"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("yes", "Reported"), ("no", "Not reported")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        if self.value() == "yes":
+            return queryset.filter(reports__isnull=False).distinct()
+        if self.value() == "no":
+            return queryset.filter(reports__isnull=True)
+        return queryset
+
+
+class ChatReportInline(admin.TabularInline):
+    model = ChatReport
+    extra = 0
+    fields = ["reporter", "created_at"]
+    readonly_fields = ["reporter", "created_at"]
+    can_delete = True
+
+
+@admin.register(ChatMessage)
+class ChatMessageAdmin(admin.ModelAdmin):
+    list_display = ["id", "game", "author", "channel", "text", "created_at", "report_count"]
+    list_filter = [ReportedFilter, "channel"]
+    search_fields = ["text", "author__username"]
+    raw_id_fields = ["game", "author"]
+    readonly_fields = ["created_at"]
+    inlines = [ChatReportInline]
+    list_select_related = ["game", "author"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        return super().get_queryset(request).annotate(report_total=Count("reports"))
+
+    @admin.display(description="reports", ordering="report_total")
+    def report_count(self, obj: Any) -> int:
+        return int(obj.report_total)
+
+
+@admin.register(ChatReport)
+class ChatReportAdmin(admin.ModelAdmin):
+    list_display = ["id", "message", "reporter", "created_at"]
+    raw_id_fields = ["message", "reporter"]
+    list_select_related = ["message__author", "message__game", "reporter"]
+
+
+@admin.register(ChatMute)
+class ChatMuteAdmin(admin.ModelAdmin):
+    list_display = ["user", "muted", "created_at"]
+    raw_id_fields = ["user", "muted"]

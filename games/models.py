@@ -416,6 +416,7 @@ class Outbox(models.Model):
         DIGEST = "digest", "daily digest"
         VACATION = "vacation", "automatic vacation"
         CHALLENGE = "challenge", "challenge"
+        CHAT = "chat", "chat messages"
 
     class Status(models.TextChoices):
         PENDING = "pending", "pending"
@@ -452,6 +453,12 @@ class Outbox(models.Model):
                 condition=models.Q(kind="digest"),
                 name="outbox_unique_digest",
             ),
+            # One chat mail a day at most (games/mail/notices.py): one pending or sent a day.
+            models.UniqueConstraint(
+                fields=["user", "day"],
+                condition=models.Q(kind="chat", status__in=["pending", "sent"]),
+                name="outbox_unique_chat_day",
+            ),
         ]
         indexes = [
             models.Index(
@@ -487,6 +494,9 @@ class EmailPreferences(models.Model):
     game_over = models.BooleanField(default=True, help_text="A mail with the result.")
     challenge = models.BooleanField(
         default=True, help_text="A mail when someone challenges me or offers a rematch."
+    )
+    chat = models.BooleanField(
+        default=True, help_text="A mail with chat messages you missed, once a day at most."
     )
 
     class Meta:
@@ -555,3 +565,93 @@ class ClockEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} in {self.game} seat {self.seat}"
+
+
+# --- chat ------------------------------------------------------------------------------------
+
+
+class ChatMessage(models.Model):
+    """One message in a game's chat (games/chat). The players' channel is for everyone to read;
+    the spectators' channel is read by spectators only until the game is over, so that nobody
+    watching can tell a player what the player may not see. Plain text, shown escaped."""
+
+    class Channel(models.TextChoices):
+        PLAYERS = "players", "players"
+        SPECTATORS = "spectators", "spectators"
+
+    MAX_CHARS = 500
+
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="chat_messages")
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="chat_messages"
+    )
+    channel = models.CharField(max_length=16, choices=Channel.choices)
+    text = models.TextField(max_length=MAX_CHARS)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [
+            # A game's latest messages, and the poll's "anything after id N?".
+            models.Index(fields=["game", "-id"], name="chat_game_latest"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.author} in {self.game} ({self.channel}): {self.text[:40]}"
+
+
+class ChatMute(models.Model):
+    """`user` does not see `muted`'s messages, in any game."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="chat_mutes",
+        db_index=False,  # chat_mute_unique leads with the user
+    )
+    muted = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    created_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "muted"], name="chat_mute_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} muted {self.muted}"
+
+
+class ChatReport(models.Model):
+    """A person's report of a message, for the staff (the admin lists reported messages)."""
+
+    message = models.ForeignKey(ChatMessage, on_delete=models.CASCADE, related_name="reports")
+    reporter = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    created_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["message", "reporter"], name="chat_report_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.reporter} reported message {self.message_id}"
+
+
+class ChatMailed(models.Model):
+    """The last message of a game's chat that a mail has told a player of: a message is in one
+    mail at most (games/mail/chatnews.py)."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="+")
+    message_id = models.PositiveBigIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "game"], name="chat_mailed_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} mailed up to {self.message_id} in {self.game}"

@@ -182,6 +182,8 @@ LOGIN_REDIRECT_URL = "lobby"
 LOGOUT_REDIRECT_URL = "lobby"
 # How often the lobby's "your games" refreshes itself (htmx's hx-trigger "every ..."), seconds.
 LOBBY_POLL_EVERY = f"{env_int('LOBBY_POLL_SECONDS', 20)}s"
+# How often a game page's chat asks for new messages (a 204 while there is none).
+CHAT_POLL_EVERY = f"{env_int('CHAT_POLL_SECONDS', 5)}s"
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -342,6 +344,8 @@ RATE_LIMITS = env_rates(
         "calendar_client": "120/h",
         "calendar_feed": "60/h",
         "calendar_link_player": "20/h",
+        "chat_player": "10/m",
+        "chat_action_player": "30/h",
     },
 )
 RATELIMIT_IP_META_KEY = "games.web.limits.client_ip"

@@ -69,6 +69,17 @@ def rate_limit_counts(request: pytest.FixtureRequest, settings) -> Iterator[str]
     _delete_cache_keys(prefix)
 
 
+@pytest.fixture(autouse=True)
+def chat_seen_marks(settings) -> Iterator[str]:
+    """Which chat messages a player has read is kept in the cache (games/mail/chatnews.py),
+    for weeks: each test has its own prefix, so that a game id of an earlier run's test
+    database never finds its marks, and they are deleted at the end."""
+    prefix = f"chatseen:test-{uuid.uuid4().hex}:"
+    settings.CHAT_SEEN_CACHE_PREFIX = prefix
+    yield prefix
+    _delete_cache_keys(prefix)
+
+
 def _delete_cache_keys(prefix: str) -> None:
     from django.conf import settings as django_settings
     from django.core.cache import cache

@@ -26,7 +26,17 @@ from hypothesis import strategies as st
 from games.accounts import profiles
 from games.accounts.guests import guest_create
 from games.archive.records import record_build, record_verify
-from games.models import ClockEvent, Game, Move, Profile, Vacation
+from games.chat import service as chat
+from games.models import (
+    ChatMessage,
+    ChatMute,
+    ChatReport,
+    ClockEvent,
+    Game,
+    Move,
+    Profile,
+    Vacation,
+)
 from games.play import core
 from games.web.inputs import ascii_int
 from games.web.middleware import MAX_CHARS
@@ -550,3 +560,79 @@ def test_a_guest_asking_for_a_vacation_is_told_why_and_nothing_changes() -> None
         assert response.status_code == 400
         assert "Guests have no vacation days" in response.content.decode()
     assert not Vacation.objects.exists()
+
+
+# --- the chat -----------------------------------------------------------------------------------
+
+
+def chat_rows() -> tuple[int, int, int]:
+    return ChatMessage.objects.count(), ChatMute.objects.count(), ChatReport.objects.count()
+
+
+@pytest.mark.parametrize("htmx", [True, False])
+def test_bad_chat_input_gets_a_sentence_and_changes_nothing(make_cornmaze, htmx: bool) -> None:
+    game = make_cornmaze()
+    player, other = seat_user(game, 0), seat_user(game, 1)
+    chat.chat_post(game_id=game.pk, user=player, text="mine")
+    chat.chat_post(game_id=game.pk, user=other, text="theirs")
+    mine = ChatMessage.objects.get(text="mine").pk
+    extra = HTMX if htmx else {}
+    cases: list[tuple[Client, str, int, dict[str, str], str]] = [
+        (signed_in(player), "game_chat_post", game.pk, {"text": ""}, "Write a message first."),
+        (signed_in(player), "game_chat_post", game.pk, {}, "Write a message first."),
+        (
+            signed_in(player),
+            "game_chat_post",
+            game.pk,
+            {"text": "\u200b\x01 "},
+            "Write a message first.",
+        ),
+        (
+            signed_in(player),
+            "game_chat_post",
+            game.pk,
+            {"text": "y" * 501},
+            "A message can be at most 500 characters; yours has 501.",
+        ),
+        (Client(), "game_chat_post", game.pk, {"text": "hi"}, "Sign in, or join a game as a guest"),
+        (
+            signed_in(player),
+            "game_chat_report",
+            game.pk,
+            {"message": str(mine)},
+            "You cannot report your own message.",
+        ),
+        (
+            signed_in(player),
+            "game_chat_mute",
+            game.pk,
+            {"message": str(mine)},
+            "You cannot mute yourself.",
+        ),
+        (
+            signed_in(player),
+            "game_chat_mute",
+            game.pk,
+            {"message": "²"},
+            "That message is not in this chat.",
+        ),
+        (
+            signed_in(player),
+            "game_chat_unmute",
+            game.pk,
+            {"person": str(other.pk)},
+            "You have not muted that person.",
+        ),
+    ]
+    before = chat_rows()
+    for client, name, game_id, data, sentence in cases:
+        response = client.post(reverse(name, args=[game_id]), data, **extra)
+        assert response.status_code == 409, (name, data)
+        assert sentence in response.content.decode(), (name, data)
+    assert chat_rows() == before
+    # A game that is not there.
+    response = signed_in(player).post(
+        reverse("game_chat_post", args=[game.pk + 999]), {"text": "hi"}, **extra
+    )
+    assert response.status_code in (404, 409)
+    assert chat_rows() == before

@@ -37,8 +37,9 @@ from hypothesis import strategies as st
 
 from games.accounts import calendar
 from games.accounts.guests import guest_create
+from games.chat import service as chat
 from games.engines import ENGINES, mazerace, robotmaze
-from games.models import Game, Profile
+from games.models import ChatMute, Game, Profile
 from games.play import core
 from games.play.paces import race
 from tests.test_robotmaze_site import WAREHOUSES
@@ -313,6 +314,12 @@ def site(db: None, settings: Any) -> Site:
             seats=[core.SeatPlan(), core.SeatPlan()],
             invite=True,
         )
+    # A chat in every game, so that its forms (write, mute, report, unmute) are on the pages.
+    for game in games.values():
+        chat.chat_post(game_id=game.pk, user=player, text="a player's message")
+        chat.chat_post(game_id=game.pk, user=spectator, text="a spectator's message")
+        chat.chat_post(game_id=game.pk, user=registered, text="another spectator's message")
+    ChatMute.objects.create(user=player, muted=registered, created_at=timezone.now())
     for game in games.values():
         game.refresh_from_db()
     # Calendar feeds (games/accounts/calendar.py), with their deadlines in them.
@@ -348,7 +355,9 @@ def site(db: None, settings: Any) -> Site:
     ):
         found.fields.setdefault(name, [])
     assert {"ply", "step", "dir", "username", "email", "password1", "player"} <= set(found.fields)
-    assert {"seat", "time_zone", "bank", "weekends_off"} <= set(found.fields)
+    assert {"seat", "time_zone", "bank", "weekends_off", "text", "message", "person"} <= set(
+        found.fields
+    )
     assert robotmaze.MAX_RUNS and found.games["robotmaze play"].state["phase"] == "play"
     return found
 

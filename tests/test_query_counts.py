@@ -36,11 +36,13 @@ pytestmark = pytest.mark.django_db
 MOVE_POST = {"cornmaze": 18, "robotmaze": 18, "mazerace": 13, "mazerace-live": 12}
 # A race's page reads no moves: it shows no log.
 # A signed-in viewer's full page reads "Your move: N" for the header and title (one query).
-BY_TURNS_PAGE = {"player": 6, "other": 6, "spectator": 6, "anonymous": 3}
+# The full page shows the game's chat: one query for its latest messages (and one for whom the
+# viewer muted once there are messages; tests/test_chat.py pins that it does not grow).
+BY_TURNS_PAGE = {"player": 7, "other": 7, "spectator": 7, "anonymous": 4}
 GAME_PAGE = {
     "cornmaze": BY_TURNS_PAGE,
     "robotmaze": BY_TURNS_PAGE,
-    "mazerace": {"player": 5, "other": 5, "spectator": 5, "anonymous": 2},
+    "mazerace": {"player": 6, "other": 6, "spectator": 6, "anonymous": 3},
 }
 # Signed in: one query more for "your finished games" (a page of the archive's keyset read),
 # and one for the challenges waiting for your answer (issue 15).

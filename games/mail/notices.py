@@ -9,7 +9,8 @@ from datetime import datetime, timedelta
 
 from django.contrib.auth import get_user_model
 
-from games.mail import outbox
+from games import clock
+from games.mail import outbox, preferences
 from games.models import EmailPreferences, Game, Outbox, Reminder, Seat
 
 logger = logging.getLogger(__name__)
@@ -136,3 +137,34 @@ def challenges_made(*, game: Game, seats: Sequence[Seat]) -> None:
             ply=0,
         )
     )
+
+
+# --- called by the chat (games/chat/service.py), inside its transaction -----------------------
+
+
+def chat_posted(*, game_id: int, author_id: int) -> None:
+    """A player wrote in the players' channel: each other player who wants chat mails gets one,
+    at most one a day (the index `outbox_unique_chat_day`), `outbox.CHAT_MAIL_DELAY` later, for
+    the sweep to send. By then the page may have shown them the message, or a "your turn" mail
+    or digest told them of it: the chat mail is then not sent (`chatnews.unread` is empty).
+    Spectators' messages are never mailed."""
+    now = clock.now()
+    seats = (
+        Seat.objects.filter(game_id=game_id, user__isnull=False, bot="")
+        .exclude(user_id=author_id)
+        .select_related("user__profile", "user__email_preferences")
+    )
+    users = {seat.user_id: seat.user for seat in seats}
+    rows = [
+        Outbox(
+            kind=Kind.CHAT,
+            user=user,
+            day=now.date(),
+            next_try_at=now + outbox.CHAT_MAIL_DELAY,
+        )
+        for user in users.values()
+        if user is not None
+        and preferences.verified_address(user)
+        and preferences.wants(preferences.preferences_for(user), Kind.CHAT)
+    ]
+    Outbox.objects.bulk_create(rows, ignore_conflicts=True)

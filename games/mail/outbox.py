@@ -28,7 +28,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 
 from games import clock, queueing
-from games.mail import preferences, watching
+from games.mail import chatnews, preferences, watching
 from games.models import EmailPreferences, Game, Move, Outbox, Seat, Vacation
 from games.ui import wording
 
@@ -47,6 +47,12 @@ MAX_ATTEMPTS = 6
 
 
 RETRY_BACKOFF = timedelta(seconds=30)
+
+
+# A chat mail waits this long after the message that made it (the player may read it on the
+# page meanwhile), and looks this far back for the games with messages to tell.
+CHAT_MAIL_DELAY = timedelta(minutes=10)
+CHAT_LOOKBACK = timedelta(days=2)
 
 
 # A queued mail task that has not settled its row within this many sweeps was lost.
@@ -129,7 +135,7 @@ def outbox_send(*, outbox_id: int) -> str | None:
             row.note = "held while the player has the game open"
             row.save(update_fields=["next_try_at", "note"])
             return row.status
-        message = None if reason else _message(row, user)
+        message, told = (None, {}) if reason else _message(row, user)
         if message is None:
             row.status = Outbox.Status.SKIPPED
             row.note = reason or "nothing to tell"
@@ -151,6 +157,8 @@ def outbox_send(*, outbox_id: int) -> str | None:
             row.status = Outbox.Status.SENT
             row.sent_at = now
             row.note = ""
+            # The chat messages it listed are told: no later mail lists them again.
+            chatnews.mailed_mark(user_id=user.pk, told=told)
         row.save()
     return row.status
 
@@ -197,10 +205,13 @@ def _held_until(row: Outbox) -> datetime | None:
     return watching.watching_until(game_id=row.game_id, user_id=row.user_id)
 
 
-def _message(row: Outbox, user: Any) -> EmailMultiAlternatives | None:
+def _message(
+    row: Outbox, user: Any
+) -> tuple[EmailMultiAlternatives | None, dict[int, list[chatnews.Unread]]]:
+    """The mail, and the chat messages it tells of (by game)."""
     context = _context(row, user)
     if context is None:
-        return None
+        return None, {}
     name = row.kind
     subject = " ".join(render_to_string(f"emails/{name}_subject.txt", context).split())
     text = render_to_string(f"emails/{name}_body.txt", context)
@@ -217,7 +228,7 @@ def _message(row: Outbox, user: Any) -> EmailMultiAlternatives | None:
         },
     )
     message.attach_alternative(html, "text/html")
-    return message
+    return message, context.get("chat_told", {})
 
 
 def _context(row: Outbox, user: Any) -> dict[str, Any] | None:
@@ -228,17 +239,22 @@ def _context(row: Outbox, user: Any) -> dict[str, Any] | None:
         "unsubscribe_url": preferences.unsubscribe_url(user_id=user.pk, kind=row.kind),
         "unsubscribe_what": preferences.UNSUBSCRIBE_WHAT[Kind(row.kind)],
     }
+    if row.kind == Kind.CHAT:
+        return _chat_context(row, user, context)
     if row.kind == Kind.DIGEST:
         seats = digest_seats(user.pk)
         if not seats:
             return None
         now = clock.now()
+        told = chatnews.unread(user_id=user.pk, game_ids=[s.game_id for s in seats])
+        context["chat_told"] = told
         context["games"] = [
             {
                 "game": s.game,
                 "url": settings.SITE_URL + s.game.get_absolute_url(),
                 "left": clock.format_left(s.deadline - now) if s.deadline else "",
                 "deadline": s.deadline,
+                "chat": told.get(s.game_id, []),
             }
             for s in seats
         ]
@@ -274,8 +290,35 @@ def _context(row: Outbox, user: Any) -> dict[str, Any] | None:
         # A race has no turns: its clock runs from the start until the runner is out.
         context["race"] = wording.steps_apart(game.kind)
         context["out_of_time"] = wording.out_of_time(game.kind, len(seats))
+        if row.kind == Kind.YOUR_TURN:
+            told = chatnews.unread(user_id=user.pk, game_ids=[game.pk])
+            context["chat_told"] = told
+            context["chat"] = told.get(game.pk, [])
     else:
         context.update(_result(game, seats, mine))
+    return context
+
+
+def _chat_context(row: Outbox, user: Any, context: dict[str, Any]) -> dict[str, Any] | None:
+    """A chat mail: the players' messages this player missed in their games, or None (nothing
+    to tell: they read them on the page, or another mail told them)."""
+    since = row.created_at - CHAT_LOOKBACK
+    told = chatnews.unread(
+        user_id=user.pk, game_ids=chatnews.games_with_news(user_id=user.pk, since=since)
+    )
+    if not told:
+        return None
+    games = {g.pk: g for g in Game.objects.filter(pk__in=told).defer("state", "seed")}
+    context["chat_told"] = told
+    context["games"] = [
+        {
+            "game": games[game_id],
+            "url": settings.SITE_URL + games[game_id].get_absolute_url() + "#chat",
+            "chat": messages,
+        }
+        for game_id, messages in told.items()
+        if game_id in games
+    ]
     return context
 
 

@@ -29,6 +29,7 @@ UNSUBSCRIBE_WHAT = {
     Kind.DIGEST: "the daily digest",
     Kind.VACATION: "reminders before a deadline and automatic vacation notices",
     Kind.CHALLENGE: "mails about challenges and rematch offers",
+    Kind.CHAT: "mails with chat messages",
 }
 
 
@@ -50,19 +51,25 @@ def preferences_for(user: Any) -> EmailPreferences:
 
 
 def preferences_update(
-    *, user: Any, turn_mails: str, reminder: bool, game_over: bool, challenge: bool = True
+    *,
+    user: Any,
+    turn_mails: str,
+    reminder: bool,
+    game_over: bool,
+    challenge: bool = True,
+    chat: bool | None = None,
 ) -> EmailPreferences:
     if turn_mails not in TurnMails.values:
         raise NotificationError("Choose how to hear that it is your turn.")
-    prefs, _ = EmailPreferences.objects.update_or_create(
-        user_id=user.pk,
-        defaults={
-            "turn_mails": turn_mails,
-            "reminder": reminder,
-            "game_over": game_over,
-            "challenge": challenge,
-        },
-    )
+    defaults: dict[str, object] = {
+        "turn_mails": turn_mails,
+        "reminder": reminder,
+        "game_over": game_over,
+        "challenge": challenge,
+    }
+    if chat is not None:  # chat mails (games/mail/chatnews.py); None leaves them as they are
+        defaults["chat"] = chat
+    prefs, _ = EmailPreferences.objects.update_or_create(user_id=user.pk, defaults=defaults)
     return prefs
 
 
@@ -75,6 +82,7 @@ PREFERENCE: dict[str, tuple[str, object, object]] = {
     Kind.VACATION: ("reminder", True, False),
     Kind.GAME_OVER: ("game_over", True, False),
     Kind.CHALLENGE: ("challenge", True, False),
+    Kind.CHAT: ("chat", True, False),
 }
 
 

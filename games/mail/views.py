@@ -21,16 +21,17 @@ from games.models import EmailPreferences
 class EmailPreferencesForm(forms.ModelForm):
     class Meta:
         model = EmailPreferences
-        fields = ["turn_mails", "reminder", "game_over", "challenge"]
+        fields = ["turn_mails", "reminder", "game_over", "challenge", "chat"]
         labels = {
             "turn_mails": "When it is your turn",
             "reminder": "Reminders",
             "game_over": "Game over",
             "challenge": "Challenges",
+            "chat": "Chat",
         }
         widgets = {"turn_mails": forms.RadioSelect}
         # The page says it beside each box (no aria-describedby to a text it does not show).
-        help_texts = {"reminder": "", "game_over": "", "challenge": ""}
+        help_texts = {"reminder": "", "game_over": "", "challenge": "", "chat": ""}
 
 
 def game_watched(request: HttpRequest, game_id: int) -> None:
@@ -53,6 +54,7 @@ def email_settings(request: HttpRequest) -> HttpResponse:
             reminder=form.cleaned_data["reminder"],
             game_over=form.cleaned_data["game_over"],
             challenge=form.cleaned_data["challenge"],
+            chat=form.cleaned_data["chat"],
         )
         messages.success(request, "Your email settings are saved.")
         return redirect("email_settings")

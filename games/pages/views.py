@@ -3,6 +3,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth import SESSION_KEY
 from django.http import (
     Http404,
     HttpResponse,
@@ -14,6 +16,7 @@ from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.response import TemplateResponse
 from django.templatetags.static import static
+from django.urls import reverse
 from django.utils.cache import patch_cache_control
 from django.views.decorators.http import (
     require_http_methods,
@@ -22,10 +25,12 @@ from django.views.decorators.http import (
 )
 from django_htmx.http import HttpResponseStopPolling
 
+from games import clock
 from games.accounts.guests import player_for
 from games.archive import reads, selectors
 from games.archive.filters import Filters
 from games.archive.records import record_build
+from games.chat import service as chat
 from games.engines import ENGINES, get_engine
 from games.engines.base import JSON
 from games.mail import views as mail_views
@@ -36,7 +41,7 @@ from games.play.paces import race
 from games.ui import MoveInputError, get_ui, has_ui, move_number_field, wording
 from games.web import health, limits
 from games.web.http import HtmxHttpRequest
-from games.web.inputs import ascii_int
+from games.web.inputs import ascii_int, text_field
 
 
 @require_safe
@@ -159,7 +164,13 @@ def game_detail(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
 
 
 def _game_response(
-    request: HtmxHttpRequest, game_id: int, *, error: str = "", status: int = 200
+    request: HtmxHttpRequest,
+    game_id: int,
+    *,
+    error: str = "",
+    status: int = 200,
+    chat_error: str = "",
+    chat_text: str = "",
 ) -> TemplateResponse:
     # The moves are read only for a page that shows its log: a live race polled twice a
     # second has hundreds of steps and shows none of them.
@@ -170,13 +181,12 @@ def _game_response(
     if request.htmx:
         template += "#game"
     draft = request.session.get(_draft_key(game_id))
-    response = TemplateResponse(
-        request,
-        template,
-        contexts.game_context(game, request.user, error=error, draft=draft),
-        status=status,
-    )
-    context = response.context_data or {}
+    context = contexts.game_context(game, request.user, error=error, draft=draft)
+    if not request.htmx:
+        # The chat is outside the game's partial, with a poll of its own (game_chat).
+        context.update(chat_context(request, game, context["my_seat"] is not None))
+        context.update(chat_error=chat_error, chat_text=chat_text)
+    response = TemplateResponse(request, template, context, status=status)
     if game.is_over and not context.get("my_seat"):
         # Only the header (who is signed in) still changes: the browser may keep it a minute.
         # A player's page is not kept: it shows the rematch offer, which changes.
@@ -474,3 +484,120 @@ def game_invite(request: HtmxHttpRequest, game_id: int, token: str) -> HttpRespo
             "" if mine or not any(s.is_open for s in seats) else request.path
         )
     return response
+
+
+# --- the chat (games/chat) --------------------------------------------------------------------
+
+
+def chat_context(request: HtmxHttpRequest, game: Game, is_player: bool) -> dict[str, object]:
+    return {
+        "chat": chat.chat_read(game=game, user=request.user, is_player=is_player),
+        "chat_poll_every": settings.CHAT_POLL_EVERY,
+    }
+
+
+@require_safe
+def game_chat(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
+    """The chat's messages, for its poll: 204 while nothing changed for this viewer (one query
+    besides the session's), else the messages' partial. Without htmx, the game page."""
+    if not request.htmx:
+        return redirect(reverse("game", args=[game_id]) + "#chat")
+    user_id = request.session.get(SESSION_KEY)
+    changed = chat.chat_changed(
+        game_id=game_id,
+        user_id=int(user_id) if user_id is not None else None,
+        after=ascii_int(request.GET.get("after")) or 0,
+        over=request.GET.get("over") == "1",
+        is_player=request.GET.get("player") == "1",
+    )
+    if changed is None:
+        raise Http404("No such game.")
+    if not changed:
+        return _not_stored(HttpResponse(status=204))
+    return _not_stored(_chat_response(request, game_id, part="chat_messages"))
+
+
+def _chat_response(
+    request: HtmxHttpRequest,
+    game_id: int,
+    *,
+    part: str = "chat",
+    error: str = "",
+    notice: str = "",
+    text: str = "",
+    status: int = 200,
+) -> HttpResponse:
+    game = get_object_or_404(Game.objects.defer("state", "seed"), pk=game_id)
+    context = {
+        "game": game,
+        "chat_error": error,
+        "chat_notice": notice,
+        "chat_text": text,
+        **chat_context(request, game, _seat_of(game, request) is not None),
+    }
+    return render(request, f"games/_chat.html#{part}", context, status=status)
+
+
+def _chat_done(request: HtmxHttpRequest, game_id: int, notice: str = "") -> HttpResponseBase:
+    if request.htmx:
+        return _chat_response(request, game_id, notice=notice)
+    if notice:
+        messages.success(request, notice)
+    # A finished game's page may be kept a minute by the browser: a new address shows the
+    # chat as it is now.
+    return redirect(f"{reverse('game', args=[game_id])}?chat={clock.now().timestamp():.0f}#chat")
+
+
+def _chat_refused(
+    request: HtmxHttpRequest, game_id: int, message: str, text: str = ""
+) -> HttpResponseBase:
+    # The chat (htmx) or the game page with the reason, and the message kept in the box.
+    if request.htmx:
+        return _chat_response(request, game_id, error=message, text=text, status=409)
+    if not Game.objects.filter(pk=game_id).exists():
+        raise Http404("No such game.")
+    return _game_response(request, game_id, chat_error=message, chat_text=text, status=409)
+
+
+@require_POST
+@limits.limit("chat_player", lambda request, game_id: limits.player_key(request))
+def game_chat_post(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
+    text = text_field(request.POST.get("text"))
+    try:
+        chat.chat_post(game_id=game_id, user=request.user, text=text)
+    except chat.ChatError as exc:
+        return _chat_refused(request, game_id, str(exc), text)
+    return _chat_done(request, game_id)
+
+
+@require_POST
+@limits.limit("chat_action_player", lambda request, game_id: limits.player_key(request))
+def game_chat_report(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
+    message_id = ascii_int(request.POST.get("message"))
+    try:
+        chat.chat_report(game_id=game_id, user=request.user, message_id=message_id)
+    except chat.ChatError as exc:
+        return _chat_refused(request, game_id, str(exc))
+    return _chat_done(request, game_id, wording.CHAT_REPORTED)
+
+
+@require_POST
+@limits.limit("chat_action_player", lambda request, game_id: limits.player_key(request))
+def game_chat_mute(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
+    message_id = ascii_int(request.POST.get("message"))
+    try:
+        mute = chat.chat_mute(game_id=game_id, user=request.user, message_id=message_id)
+    except chat.ChatError as exc:
+        return _chat_refused(request, game_id, str(exc))
+    return _chat_done(request, game_id, wording.chat_muted(mute.muted.get_username()))
+
+
+@require_POST
+@limits.limit("chat_action_player", lambda request, game_id: limits.player_key(request))
+def game_chat_unmute(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
+    person = ascii_int(request.POST.get("person"))
+    try:
+        chat.chat_unmute(user=request.user, muted_id=person)
+    except chat.ChatError as exc:
+        return _chat_refused(request, game_id, str(exc))
+    return _chat_done(request, game_id, wording.CHAT_UNMUTED)

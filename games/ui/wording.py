@@ -184,3 +184,13 @@ CALLED_OFF_TEXT = {
     "expired": "Expired: not every challenged player accepted in time. No result.",
     "player_aborted": "Aborted by a player before anyone else moved. No result.",
 }
+
+
+# --- the chat (games/chat, the game page) -------------------------------------------------------
+
+CHAT_REPORTED = "Thank you: the message is reported, and the site's staff will read it."
+CHAT_UNMUTED = "You see their messages again."
+
+
+def chat_muted(name: str) -> str:
+    return f"You will not see messages from {name} any more, in any game."

@@ -36,3 +36,8 @@ class AsciiIntegerField(forms.IntegerField):
         if number is None:
             raise forms.ValidationError(self.error_messages["invalid"], code="invalid")
         return number
+
+
+def text_field(value: Any) -> str:
+    """A text field as a form sent it: "" when it is missing or not a string."""
+    return value if isinstance(value, str) else ""

@@ -40,6 +40,8 @@ SENTENCES = {
     "calendar_client": "Your network has fetched too many calendar feeds.",
     "calendar_feed": "This calendar feed was fetched too often.",
     "calendar_link_player": "You have made too many new calendar links.",
+    "chat_player": "You have sent many chat messages in a short time.",
+    "chat_action_player": "You have muted or reported many times in a short time.",
 }
 
 View = TypeVar("View", bound=Callable[..., HttpResponseBase])

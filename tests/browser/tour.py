@@ -19,9 +19,10 @@ from games.accounts import calendar
 from games.accounts.guests import guest_create
 from games.archive.ratings import ratings_recompute
 from games.bots import get_bot
+from games.chat import service as chat
 from games.engines import cornmaze, robotmaze
 from games.mail import preferences
-from games.models import Game
+from games.models import ChatMessage, Game
 from games.play import challenges, core, vacations
 from tests.test_archive import bulk_finished
 from tests.test_mazerace_site import step, way_out
@@ -248,6 +249,19 @@ def build_tour() -> Tour:
 
     # The rival is away (issue 14): every game of theirs shows "on vacation until ...".
     vacations.vacation_start(user=rival)
+
+    # Chats: a running game's, where the player muted someone, and a finished game's, where
+    # everyone reads both channels.
+    for author, text in ((player, "Good luck!"), (rival, "You too."), (spectator, "A bold start.")):
+        chat.chat_post(game_id=corn_running.pk, user=author, text=text)
+    chat.chat_post(game_id=corn_running.pk, user=guest, text="Watching as a guest.")
+    chat.chat_mute(
+        game_id=corn_running.pk,
+        user=player,
+        message_id=ChatMessage.objects.get(author=rival, game=corn_running).pk,
+    )
+    for author, text in ((rival, "Well played."), (spectator, "What a finish!")):
+        chat.chat_post(game_id=corn_done.pk, user=author, text=text)
     for game in games.values():
         game.refresh_from_db()
     assert corn_done.is_over and robot_done.is_over and race_done.is_over, "a game did not end"
