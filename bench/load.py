@@ -5,10 +5,11 @@ with a Celery worker, against a bare one-query view in the same run (README "Per
     .venv/bin/python bench/load.py --players 50 --seconds 30 --db pool
     .venv/bin/python bench/load.py --players 50 --bulk 100000   # and the 100,000-games check
 
-It (re)creates the database `mazesite_perfbench` (`mazesite_perfbench_PORT` on another port) on the shared PostgreSQL (BENCH_SERVER_URL,
-default postgres://postgres@127.0.0.1:5432), migrates it, collects the static files, and starts
-gunicorn (gunicorn.conf.py, DEBUG off, port 8300 by default: 8300-8399 are this bench's) and a
-Celery worker on queue `mazesite-perfbench` of the shared Redis. Connections: `--db persistent`
+It (re)creates the database `mazesite_perfbench` (`mazesite_perfbench_PORT` on another port)
+on the shared PostgreSQL (BENCH_SERVER_URL, default postgres://postgres@127.0.0.1:5432),
+migrates it, collects the static files, and starts gunicorn (gunicorn.conf.py, DEBUG off, port
+8300 by default: 8300-8399 are this bench's) and a Celery worker on queue `mazesite-perfbench`
+(`mazesite-perfbench-PORT`) of the shared Redis. Connections: `--db persistent`
 (CONN_MAX_AGE=600 with health checks) or `--db pool` (psycopg's pool).
 
 For each number of players N, phases of `--seconds` each, every client closed-loop (a request

@@ -50,7 +50,7 @@ def turn_started(*, game: Game, seat: Seat) -> None:
 
 def _person_read(seat: Seat) -> bool:
     """Whether the seat's user came with its profile and mail preferences (no query more)."""
-    if not Seat.user.is_cached(seat):  # type: ignore[attr-defined]
+    if not Seat.user.is_cached(seat):
         return False
     user = seat.user
     return user is not None and all(
