@@ -8,12 +8,14 @@ from __future__ import annotations
 import re
 
 import pytest
+import time_machine
 from django.conf import settings
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from games import clock
 from games.models import Game
 from games.pages import contexts
 from tests.conftest import _delete_cache_keys, seat_user
@@ -67,6 +69,12 @@ def test_each_viewer_gets_its_own_page_warm_or_cold_and_never_the_other_warehous
         None: client_for(make_user()),
         "anybody": Client(),
     }
+    # The clocks' "time left" is drawn at each look: the same instant for every look here.
+    with time_machine.travel(clock.now(), tick=False):
+        looks(viewers, game)
+
+
+def looks(viewers: dict[object, Client], game: Game) -> None:
     cold = {}
     for role, client in viewers.items():
         _delete_cache_keys(settings.GAME_LOG_CACHE_PREFIX)
