@@ -5,10 +5,11 @@ with a Celery worker, against a bare one-query view in the same run (README "Per
     .venv/bin/python bench/load.py --players 50 --seconds 30 --db pool
     .venv/bin/python bench/load.py --players 50 --bulk 100000   # and the 100,000-games check
 
-It (re)creates the database `mazesite_perfbench` on the shared PostgreSQL (BENCH_SERVER_URL,
-default postgres://postgres@127.0.0.1:5432), migrates it, collects the static files, and starts
-gunicorn (gunicorn.conf.py, DEBUG off, port 8300 by default: 8300-8399 are this bench's) and a
-Celery worker on queue `mazesite-perfbench` of the shared Redis. Connections: `--db persistent`
+It (re)creates the database `mazesite_perfbench` (`mazesite_perfbench_PORT` on another port)
+on the shared PostgreSQL (BENCH_SERVER_URL, default postgres://postgres@127.0.0.1:5432),
+migrates it, collects the static files, and starts gunicorn (gunicorn.conf.py, DEBUG off, port
+8300 by default: 8300-8399 are this bench's) and a Celery worker on queue `mazesite-perfbench`
+(`mazesite-perfbench-PORT`) of the shared Redis. Connections: `--db persistent`
 (CONN_MAX_AGE=600 with health checks) or `--db pool` (psycopg's pool).
 
 For each number of players N, phases of `--seconds` each, every client closed-loop (a request
@@ -61,6 +62,15 @@ SERVER = os.environ.get("BENCH_SERVER_URL", "postgres://postgres@127.0.0.1:5432"
 DATABASE = "mazesite_perfbench"
 REDIS = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/0")
 QUEUE = "mazesite-perfbench"
+
+
+def names_for(port: int) -> None:
+    """Two benches at once on one machine, on two ports, get their own database and queue."""
+    global DATABASE, QUEUE
+    if port != 8300:
+        DATABASE, QUEUE = f"mazesite_perfbench_{port}", f"mazesite-perfbench-{port}"
+
+
 TIMEOUT = 30.0
 NOT_INHERITED = {"DATABASE_URL", "REDIS_URL", "CELERY_QUEUE", "PYTEST_XDIST_WORKER", "PORT"}
 
@@ -761,6 +771,7 @@ def main() -> int:
     args = parser.parse_args()
     if not 8300 <= args.port <= 8399:
         parser.error("--port: this bench's ports are 8300-8399")
+    names_for(args.port)
     var_dir = Path(tempfile.mkdtemp(prefix="perfbench-", dir="/tmp"))
     env = stack_env(args.port, args.db, var_dir)
     if args.workers:

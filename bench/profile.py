@@ -37,8 +37,8 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 import cProfile  # noqa: E402
 import pstats  # noqa: E402
 
-DATABASE = "mazesite_perfprofile"
-QUEUE = "mazesite-perfprofile"
+DATABASE = os.environ.get("BENCH_DATABASE", "mazesite_perfprofile")
+QUEUE = os.environ.get("BENCH_QUEUE", "mazesite-perfprofile")
 
 PARTS = [
     ("templates", ("django/template/", "template_partials", "games/ui/tags", "/templatetags/")),

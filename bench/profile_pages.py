@@ -56,8 +56,8 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 import cProfile  # noqa: E402
 import pstats  # noqa: E402
 
-DATABASE = "mazesite_speedbench"
-QUEUE = "mazesite-speedbench"
+DATABASE = os.environ.get("BENCH_DATABASE", "mazesite_speedbench")
+QUEUE = os.environ.get("BENCH_QUEUE", "mazesite-speedbench")
 
 
 def setup() -> None:

@@ -17,6 +17,7 @@ from typing import Any
 
 import structlog
 from django.http import HttpRequest, HttpResponseBase
+from django.utils.functional import SimpleLazyObject, empty
 
 REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{8,64}")
 
@@ -72,8 +73,18 @@ log = structlog.get_logger("mazesite.request")
 
 
 def _user(request: HttpRequest) -> str | None:
+    """ "pk:name" of the signed-in user; only "pk", from the session, while nothing in the
+    request has read the user: the log reads no user of its own (a poll reads none)."""
     user = getattr(request, "user", None)
-    if user is None or not user.is_authenticated:
+    if user is None:
+        return None
+    if isinstance(user, SimpleLazyObject) and user._wrapped is empty:
+        from django.contrib.auth import SESSION_KEY  # not at import: settings import this
+
+        session = getattr(request, "session", None)
+        user_id = session.get(SESSION_KEY) if session is not None else None
+        return None if user_id is None else str(user_id)
+    if not user.is_authenticated:
         return None
     return f"{user.pk}:{user.get_username()}"
 

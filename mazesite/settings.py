@@ -283,6 +283,10 @@ CACHES = {
     }
 }
 
+# The game page's drawn move logs are kept in the cache under this prefix (games/pages/
+# contexts.py); the tests give each test its own.
+GAME_LOG_CACHE_PREFIX = "game-log:1:"
+
 # Health (/healthz, games/health.py): 200 only while the database and the broker answer and a
 # worker's heartbeat and the last sweep are at most HEALTH_FRESH_SECONDS old. Each worker
 # writes its heartbeat every WORKER_HEARTBEAT_SECONDS.

@@ -80,6 +80,17 @@ def chat_seen_marks(settings) -> Iterator[str]:
     _delete_cache_keys(prefix)
 
 
+@pytest.fixture(autouse=True)
+def game_log_cache(settings) -> Iterator[str]:
+    """The game page keeps drawn move logs in the cache by game id, seed, ply and viewer: each
+    test gets its own prefix (ids and fixed seeds come again in other tests and runs), and its
+    logs are deleted at the end."""
+    prefix = f"game-log:test-{uuid.uuid4().hex}:"
+    settings.GAME_LOG_CACHE_PREFIX = prefix
+    yield prefix
+    _delete_cache_keys(prefix)
+
+
 def _delete_cache_keys(prefix: str) -> None:
     from django.conf import settings as django_settings
     from django.core.cache import cache

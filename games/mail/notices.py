@@ -43,9 +43,20 @@ def turn_started(*, game: Game, seat: Seat) -> None:
     Reminder.objects.bulk_create(
         [Reminder(seat=seat, ply=game.ply, due=due)], ignore_conflicts=True
     )
-    user = outbox.people().filter(pk=seat.user_id).first()
+    # The seat's person as the move read them (play.core.seats_read), or read now.
+    user = seat.user if _person_read(seat) else outbox.people().filter(pk=seat.user_id).first()
     outbox.mails_queue(
         outbox.mail_rows(game=game, people=[(seat, user)], kind=Kind.YOUR_TURN, ply=game.ply)
+    )
+
+
+def _person_read(seat: Seat) -> bool:
+    """Whether the seat's user came with its profile and mail preferences (no query more)."""
+    if not Seat.user.is_cached(seat):
+        return False
+    user = seat.user
+    return user is not None and all(
+        field.is_cached(user) for field in (User.profile, User.email_preferences)
     )
 
 

@@ -4,12 +4,15 @@ its seats (archive.selectors.game_for_page)."""
 
 from __future__ import annotations
 
+import logging
 from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
+from django.core.cache import cache
 from django.urls import reverse
 from django.utils.html import format_html_join
+from django.utils.safestring import SafeString, mark_safe
 
 from games import clock
 from games.archive import selectors
@@ -18,9 +21,78 @@ from games.archive.reads import seat_url
 from games.archive.records import public_move
 from games.engines import get_engine
 from games.engines.base import JSON
-from games.models import Game, Move, Seat
+from games.models import Game, Seat
 from games.play import core, deadlines, vacations
 from games.ui import SEAT_COLOURS, colour, get_ui, mark_html, wording
+
+logger = logging.getLogger(__name__)
+
+
+# How long a drawn move log is kept: a running game moves on to a new key at its next move.
+LOG_CACHE_SECONDS = 600
+
+
+def _log_key(game: Game, viewer: int | None) -> str:
+    """Moves are append-only and every move adds one to the game's ply, so the log a viewer may
+    see is the same for one game, ply, number of clock events (a gift of time is in the log and
+    adds no ply), viewer's seat (None: anybody else) and game over or not. The seat is in the
+    key because what a log shows depends on it (a race hides the other runners' steps): no
+    viewer ever gets a log drawn for another. The seed's hash, the game's own random token,
+    keeps a database made again (its ids used again) from meeting the logs of its predecessor
+    in the cache."""
+    seat = "-" if viewer is None else str(viewer)
+    prefix = settings.GAME_LOG_CACHE_PREFIX
+    events = len(game.clock_events)
+    return (
+        f"{prefix}{game.pk}:{game.seed_sha256[:16]}:{game.ply}:{events}:{seat}:{int(game.is_over)}"
+    )
+
+
+def _log(
+    game: Game, viewer: int | None, clock_events: list[tuple[int, str]]
+) -> tuple[bool, SafeString, frozenset[int]]:
+    """(whether there is a move, the log's items as HTML, the seats that moved) for this viewer:
+    from the cache, or read (one query) and drawn, then kept. Each clock event (a gift of time)
+    comes after the move it followed, numbered as that move. A game that hides its log has
+    none."""
+    if get_ui(game.kind).hide_log:
+        return False, SafeString(""), frozenset()
+    key = _log_key(game, viewer)
+    try:
+        kept = cache.get(key)
+    except Exception:  # noqa: BLE001 - without the cache, the log is read and drawn
+        logger.warning("could not read the log of game %s from the cache", game.pk, exc_info=True)
+        kept = None
+    if isinstance(kept, tuple) and len(kept) == 3:
+        return bool(kept[0]), mark_safe(kept[1]), frozenset(kept[2])  # noqa: S308 - drawn by format_html_join
+    engine = get_engine(game.kind)
+    marks = {c: mark_html(c) for c in range(SEAT_COLOURS)}
+    # Only the moves up to the game's ply as read (a move committed since is the next ply's).
+    read = [m for m in game.moves.all() if m.ply <= game.ply]
+    movers = frozenset(m.seat for m in read)
+    moves = [
+        (m.ply, marks[colour(m.seat)], engine.notation(m.move, m.outcome))
+        for m in read
+        # Only what the record shows this viewer.
+        if public_move(game.kind, m.move, m.outcome, m.seat, viewer, game.is_over) is not None
+    ]
+    if clock_events:
+        entries: list[tuple[int, int, str, str, str]] = [
+            (ply, 0, mark, text, "") for ply, mark, text in moves
+        ]
+        entries += [(ply, 1, "", text, " clock-event") for ply, text in clock_events]
+        log = format_html_join(
+            "",
+            '<li value="{}" class="log-entry{}">{} <span class="notation">{}</span></li>',
+            ((max(1, e[0]), e[4], e[2], e[3]) for e in sorted(entries, key=lambda e: e[:2])),
+        )
+    else:
+        log = format_html_join("", '<li value="{}">{} <span class="notation">{}</span></li>', moves)
+    try:
+        cache.set(key, (bool(moves), str(log), sorted(movers)), LOG_CACHE_SECONDS)
+    except Exception:  # noqa: BLE001 - a cache outage must not break the page
+        logger.warning("could not keep the log of game %s in the cache", game.pk, exc_info=True)
+    return bool(moves), log, movers
 
 
 def game_context(
@@ -60,44 +132,11 @@ def game_context(
         }
         for s in seats
     ]
-    all_moves = [] if ui.hide_log else list(game.moves.all())
-    moves: list[dict[str, Any]] = (
-        []
-        if ui.hide_log
-        else [
-            {
-                "ply": m.ply,
-                "seat": m.seat,
-                "colour": colour(m.seat),
-                "text": engine.notation(m.move, m.outcome),
-                "at": m.at,
-            }
-            for m in all_moves
-            # Only what the record shows this viewer (a race hides the other runners' steps).
-            if public_move(game.kind, m.move, m.outcome, m.seat, viewer, game.is_over) is not None
-        ]
-    )
-    marks = {c: mark_html(c) for c in range(SEAT_COLOURS)}
     names = {s.index: s.name for s in seats}
     clock_events = [
         (e.get("ply", 0), wording.clock_event_text(e, names)) for e in game.clock_events
     ]
-    log = format_html_join(
-        "",
-        '<li value="{}">{} <span class="notation">{}</span></li>',
-        ((m["ply"], marks[m["colour"]], m["text"]) for m in moves),
-    )
-    if clock_events and not ui.hide_log:
-        # Each clock event after the move it followed, numbered as that move.
-        entries: list[tuple[int, int, str, str, str]] = [
-            (m["ply"], 0, marks[m["colour"]], m["text"], "") for m in moves
-        ]
-        entries += [(ply, 1, "", text, " clock-event") for ply, text in clock_events]
-        log = format_html_join(
-            "",
-            '<li value="{}" class="log-entry{}">{} <span class="notation">{}</span></li>',
-            ((max(1, e[0]), e[4], e[2], e[3]) for e in sorted(entries, key=lambda e: e[:2])),
-        )
+    has_moves, log, movers = _log(game, viewer, clock_events)
     # A private game is joined through its invite link only (play.challenges).
     can_join = (
         game.status == Game.Status.OPEN
@@ -120,8 +159,9 @@ def game_context(
         "view": view,
         "ui": ui,
         "board": ui.board(view, viewer, draft) if view is not None else None,
-        "moves": moves,
-        # The log drawn at once: a game of hundreds of moves shows them all.
+        # Whether the log has a move; the log drawn at once: a game of hundreds of moves shows
+        # them all (`_log`, cached per game, ply and viewer).
+        "moves": has_moves,
         "log": log,
         "can_join": can_join,
         "error": error,
@@ -143,7 +183,7 @@ def game_context(
         ),
         **extra,
     }
-    context.update(challenge_context(game, seats, my_seat, user, all_moves, ui.hide_log))
+    context.update(challenge_context(game, seats, my_seat, user, movers, ui.hide_log))
     return context
 
 
@@ -152,7 +192,7 @@ def challenge_context(
     seats: list[Seat],
     my_seat: Seat | None,
     user: Any,
-    moves: list[Move],
+    movers: frozenset[int],
     hide_log: bool,
 ) -> dict[str, Any]:
     """Challenges, invites, withdraw, abort and rematch on the game page (play.challenges). The
@@ -176,7 +216,7 @@ def challenge_context(
     else:
         # A race's page reads no moves: its Abort is offered only before the first step, and
         # the service answers for any later one.
-        can_abort = not hide_log and all(m.seat in creator_seats for m in moves)
+        can_abort = not hide_log and movers <= creator_seats
     context: dict[str, Any] = {
         "kept_for_you": kept,
         "waiting_for": [

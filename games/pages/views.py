@@ -171,10 +171,12 @@ def _game_response(
     status: int = 200,
     chat_error: str = "",
     chat_text: str = "",
+    game: Game | None = None,
 ) -> TemplateResponse:
     # The moves are read only for a page that shows its log: a live race polled twice a
     # second has hundreds of steps and shows none of them.
-    game = selectors.game_for_page(game_id, with_moves=False)
+    if game is None:
+        game = selectors.game_for_page(game_id, with_moves=False)
     if game is None:
         raise Http404("No such game.")
     template = "games/game.html"
@@ -229,11 +231,13 @@ def game_move(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
         return number, ui.parse_move(request.POST, view)
 
     try:
-        core.move_read_and_submit(game_id=game_id, user=request.user, read=read)
+        played = core.move_read_and_submit(game_id=game_id, user=request.user, read=read)
     except (MoveInputError, core.GameError) as exc:
         return _refused(request, game_id, str(exc))
     request.session.pop(_draft_key(game_id), None)
-    return _after_action(request, game_id)
+    # The answer's partial from the game and seats the move read and wrote under the lock:
+    # committed, so the same as a read now would give, without reading them again.
+    return _after_action(request, game_id, game=played.game)
 
 
 @require_POST
@@ -341,9 +345,11 @@ def _resign_confirm(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     )
 
 
-def _after_action(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
+def _after_action(
+    request: HtmxHttpRequest, game_id: int, *, game: Game | None = None
+) -> HttpResponseBase:
     if request.htmx:
-        return _game_response(request, game_id)
+        return _game_response(request, game_id, game=game)
     return redirect("game", game_id=game_id)
 
 

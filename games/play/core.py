@@ -21,7 +21,7 @@ from datetime import datetime
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import OperationalError, connections, router, transaction
-from django.db.models import QuerySet
+from django.db.models import Prefetch, QuerySet, prefetch_related_objects
 
 from games import clock, engines
 from games.archive import ratings
@@ -233,8 +233,10 @@ def move_read_and_submit(*, game_id: int, user: User, read: MoveReader) -> Move:
     `read` raises (a form that cannot be read) passes through, and nothing is changed."""
     with transaction.atomic():
         game = game_locked(game_id)
-        # The player's vacation comes with the seat (a join, no query more).
-        seat = game.seats.filter(user=user).select_related("user__vacation").first()
+        # The seats once, with what a mail to their people needs: the move, its deadlines,
+        # its mails, the bot check and the answer's page all use these (`game.seats.all()`).
+        seats = seats_read(game)
+        seat = next((s for s in seats if s.user_id == user.pk), None)
         if seat is None:
             raise MoveRefused("You have no seat in this game.")
         if game.state is None:
@@ -245,6 +247,15 @@ def move_read_and_submit(*, game_id: int, user: User, read: MoveReader) -> Move:
             # A move ends the vacation: every other deadline of theirs is pulled back.
             vacations.vacation_end(user=user, now=played.at)
         return played
+
+
+def seats_read(game: Game) -> list[Seat]:
+    """The game's seats, read once with their people (user, profile, mail preferences) and
+    kept on `game`, so that `game.seats.all()` reads no more until the request ends. The
+    caller holds the game lock, and every change to a seat from here on is made to these
+    objects (deadlines_set, game_end), so they stay what the database holds."""
+    prefetch_related_objects([game], Prefetch("seats", queryset=_seats_with_people()))
+    return list(game.seats.all())
 
 
 def move_number(game: Game, seat_index: int) -> int:
@@ -378,13 +389,44 @@ def game_locked(game_id: int) -> Game:
                 [f"{int(settings.GAME_LOCK_TIMEOUT_MS)}ms"],
             )
     try:
-        return Game.objects.select_for_update().get(pk=game_id)
+        game = Game.objects.select_for_update().get(pk=game_id)
     except Game.DoesNotExist:
         raise GameError("There is no such game.") from None
     except OperationalError as exc:
         if getattr(exc.__cause__, "sqlstate", None) == LOCK_NOT_AVAILABLE:
             raise GameBusy() from exc
         raise
+    _as_read(game)
+    return game
+
+
+# Written with every save of a game under its lock: JSON may have changed in place.
+_ALWAYS_SAVED = ("state", "options", "ply", "version")
+
+
+def _as_read(game: Game) -> None:
+    """Remember the columns of a game just read under its lock, for `game_save`."""
+    game.__dict__["_as_read"] = {
+        f.attname: getattr(game, f.attname) for f in Game._meta.concrete_fields if not f.primary_key
+    }
+
+
+def game_save(game: Game) -> None:
+    """Save a game read by `game_locked`: only the columns that changed since (and always its
+    state, options, ply and version), one short UPDATE instead of every column. A game read
+    otherwise is saved whole."""
+    as_read: dict[str, object] | None = game.__dict__.get("_as_read")
+    if as_read is None:
+        game.save()
+        return
+    changed = [
+        f.name
+        for f in Game._meta.concrete_fields
+        if not f.primary_key
+        and (f.name in _ALWAYS_SAVED or getattr(game, f.attname) != as_read.get(f.attname))
+    ]
+    game.save(update_fields=changed)
+    _as_read(game)
 
 
 def _start(game: Game) -> None:
@@ -477,7 +519,7 @@ def _move_settle(game: Game, result: Result | None, *, now: datetime) -> None:
     if result is not None:
         game_end(game, at=now, reason=result.reason, places=result.places)
     pacing.pace_for(game).moved(game)
-    game.save()
+    game_save(game)
     if result is None:
         deadlines.turn_deadlines(game, _engine(game.kind))
     pacing.pace_for(game).after_commit(game)
@@ -507,7 +549,10 @@ GAME_END_FIELDS = (
 def game_end(game: Game, *, at: datetime, reason: str, places: Sequence[int] | None) -> None:
     """The one way a game ends: finished with every seat's place, or aborted (no places). The
     caller saves `game`; seats are saved here and "game over" mails are written."""
-    _games_end([Ending(game, list(_seats_with_people().filter(game=game)), at, reason, places)])
+    seats = deadlines.seats_kept(game)
+    if seats is None:
+        seats = list(_seats_with_people().filter(game=game))
+    _games_end([Ending(game, seats, at, reason, places)])
 
 
 def _games_end(endings: Sequence[Ending]) -> None:
@@ -530,7 +575,9 @@ def _games_end(endings: Sequence[Ending]) -> None:
 
 def _seats_with_people() -> QuerySet[Seat]:
     """Seats with what a mail to their person needs."""
-    return Seat.objects.select_related("user__profile", "user__email_preferences", "user__vacation")
+    return Seat.objects.select_related(
+        "user__profile", "user__email_preferences", "user__vacation"
+    ).order_by("index")
 
 
 # --- deadlines moved by the admin ---------------------------------------------------------------

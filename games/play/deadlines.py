@@ -49,6 +49,12 @@ def rows_update(rows: Sequence[Model], fields: Sequence[str]) -> None:
         )
 
 
+def seats_kept(game: Game) -> list[Seat] | None:
+    """The seats `play.core.seats_read` kept on `game`, or None."""
+    cache = getattr(game, "_prefetched_objects_cache", {})
+    return list(cache["seats"]) if "seats" in cache else None
+
+
 def turn_deadlines(game: Game, engine: Engine) -> None:
     """A seat to move keeps the deadline it has, or gets one; every other seat has none. A new
     deadline is the turn's start plus the per-move time plus the seat's bank left, counted by
@@ -58,8 +64,11 @@ def turn_deadlines(game: Game, engine: Engine) -> None:
     to_move = set(engine.to_move(game.state))
     duration = game.clock_duration
     now = clock.now()
-    # The players' vacations come with the seats (one query, as before).
-    seats = list(game.seats.select_related("user__vacation"))
+    # The seats the move read (play.core.seats_read: their players' vacations with them), or
+    # read now with the vacations: one query at most.
+    seats = seats_kept(game)
+    if seats is None:
+        seats = list(game.seats.select_related("user__vacation"))
     zones = seat_zones(game, seats)
     changes: list[tuple[Game, Seat, datetime | None]] = []
     banked: list[Seat] = []

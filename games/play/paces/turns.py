@@ -20,7 +20,8 @@ class Turns(pacing.Pace):
         if game.state is None:
             return
         to_move = set(get_engine(game.kind).to_move(game.state))
-        if game.seats.filter(index__in=to_move).exclude(bot="").exists():
+        # `game.seats.all()`: the seats the move read (play.core.seats_read), no query more.
+        if any(s.bot and s.index in to_move for s in game.seats.all()):
             queueing.queue_on_commit(queueing.BOT_TURN, [(game.pk, game.ply)])
 
 
