@@ -114,12 +114,12 @@ def test_a_move_made_after_the_page_read_its_game_is_not_in_the_kept_log(make_co
     post_move(game, cornmaze_form)
     stale = Game.objects.get(pk=game.pk)  # read at ply 1...
     post_move(game, cornmaze_form)  # ...and a move is made before its log is drawn
-    has_moves, log = contexts._log(stale, None)
+    has_moves, log, _ = contexts._log(stale, None, [])
     assert has_moves and log.count("<li") == 1
     # The log kept for ply 1 is that one move; the game's ply 2 has its own.
-    again, kept = contexts._log(Game.objects.get(pk=game.pk), None)
+    again, kept, _ = contexts._log(Game.objects.get(pk=game.pk), None, [])
     assert kept.count("<li") == 2
-    assert contexts._log(stale, None)[1].count("<li") == 1
+    assert contexts._log(stale, None, [])[1].count("<li") == 1
 
 
 class DeadCache:
@@ -137,7 +137,7 @@ def test_a_cache_that_does_not_answer_costs_a_query_not_the_page(
     game = make_cornmaze()
     post_move(game, cornmaze_form)
     monkeypatch.setattr(contexts, "cache", DeadCache())
-    has_moves, log = contexts._log(Game.objects.get(pk=game.pk), None)
+    has_moves, log, _ = contexts._log(Game.objects.get(pk=game.pk), None, [])
     assert has_moves and log.count("<li") == 1
     body = page(client_for(seat_user(game, 0)), game)
     assert log_of(body).count("<li") == 1
