@@ -67,6 +67,14 @@ def running_race() -> Game:
     return game
 
 
+def has_landed(game: Game, seat: int) -> bool:
+    game.refresh_from_db()
+    assert game.state is not None and game.race_starts_at is not None
+    landed = game.state["runners"][seat]["landed_ms"]
+    race_ms = (datetime.now(UTC) - game.race_starts_at).total_seconds() * 1000
+    return landed is not None and race_ms > landed
+
+
 def steps_shown(page: Page, seat: int, steps: int) -> None:
     word = "step" if steps == 1 else "steps"
     expect(page.locator(f"#strip li[data-seat='{seat}'] .steps")).to_have_text(f"{steps} {word}")
@@ -103,11 +111,9 @@ def test_a_live_race_updates_by_sse_and_the_pages_stop_polling(
     running.polls.clear()
     running.fetches.clear()
     for steps in (2, 3):
-        wait_until(
-            lambda: game.refresh_from_db() or game.state["runners"][1]["landed_ms"] is not None,
-            timeout=5,
-            what="the step to land",
-        )
+        # A step is refused while the last one has not landed (at its `landed_ms`, which it
+        # gets when it is accepted): wait for the race's clock to pass it.
+        wait_until(lambda: has_landed(game, 1), timeout=5, what="the step to land")
         step(game, 1, an_open_way(game, 1))
         steps_shown(spectator, 1, steps)
         steps_shown(runner, 1, steps)
