@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -404,52 +405,56 @@ def healthz(request: HtmxHttpRequest) -> HttpResponse:
 # --- challenges, invite links, withdraw, abort, rematch (play.challenges) ----------------------
 
 
-@require_POST
-def game_accept(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
-    """Accept a challenge or a rematch offer: take the seat kept for you."""
+def _challenge_answer(
+    request: HtmxHttpRequest,
+    game_id: int,
+    act: Callable[..., object],
+    signed_out: str,
+) -> HttpResponseBase:
+    """A signed-in player's answer to a game (accept, decline, withdraw, abort) by the service
+    `act`; its refusal, or `signed_out` for a visitor, as a sentence on the game page."""
     if not request.user.is_authenticated:
-        return _refused(request, game_id, "Sign in to answer a challenge.")
+        return _refused(request, game_id, signed_out)
     try:
-        challenges.challenge_accept(game_id=game_id, user=request.user)
+        act(game_id=game_id, user=request.user)
     except core.GameError as exc:
         return _refused(request, game_id, str(exc))
     return _after_action(request, game_id)
+
+
+@require_POST
+def game_accept(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
+    """Accept a challenge or a rematch offer: take the seat kept for you."""
+    return _challenge_answer(
+        request, game_id, challenges.challenge_accept, "Sign in to answer a challenge."
+    )
 
 
 @require_POST
 def game_decline(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     """Decline a challenge or a rematch offer: it is off for everyone."""
-    if not request.user.is_authenticated:
-        return _refused(request, game_id, "Sign in to answer a challenge.")
-    try:
-        challenges.challenge_decline(game_id=game_id, user=request.user)
-    except core.GameError as exc:
-        return _refused(request, game_id, str(exc))
-    return _after_action(request, game_id)
+    return _challenge_answer(
+        request, game_id, challenges.challenge_decline, "Sign in to answer a challenge."
+    )
 
 
 @require_POST
 def game_withdraw(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     """The creator calls off an open game or a challenge."""
-    if not request.user.is_authenticated:
-        return _refused(request, game_id, "Only the player who made this game can withdraw it.")
-    try:
-        challenges.game_withdraw(game_id=game_id, user=request.user)
-    except core.GameError as exc:
-        return _refused(request, game_id, str(exc))
-    return _after_action(request, game_id)
+    return _challenge_answer(
+        request,
+        game_id,
+        challenges.game_withdraw,
+        "Only the player who made this game can withdraw it.",
+    )
 
 
 @require_POST
 def game_abort(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     """End a game nobody but its creator has moved in yet: no result."""
-    if not request.user.is_authenticated:
-        return _refused(request, game_id, "You have no seat in this game.")
-    try:
-        challenges.game_abort(game_id=game_id, user=request.user)
-    except core.GameError as exc:
-        return _refused(request, game_id, str(exc))
-    return _after_action(request, game_id)
+    return _challenge_answer(
+        request, game_id, challenges.game_abort, "You have no seat in this game."
+    )
 
 
 @require_POST
