@@ -235,13 +235,17 @@ def snapshot(now: datetime) -> Callable[[], None]:
         with connection.cursor() as cursor:
             cursor.execute("DELETE FROM games_outbox")
             cursor.execute("DELETE FROM games_move WHERE game_id = ANY(%s)", [game_ids])
+            # The timeouts rated the games (issue 15): their changes and ratings go too.
+            cursor.execute("DELETE FROM games_ratingchange WHERE game_id = ANY(%s)", [game_ids])
+            cursor.execute("DELETE FROM games_rating")
             cursor.execute(
                 "DELETE FROM games_reminder WHERE id = ANY(%s)", [[r.pk for r in reminders]]
             )
             for game in games:
                 cursor.execute(
                     "UPDATE games_game SET status = 'active', state = %s::jsonb, ply = %s, "
-                    "version = %s, result_reason = '', finished_at = NULL WHERE id = %s",
+                    "version = %s, result_reason = '', finished_at = NULL, rating_seq = NULL "
+                    "WHERE id = %s",
                     [json.dumps(game["state"]), game["ply"], game["version"], game["pk"]],
                 )
             for pk, deadline in seats:

@@ -70,11 +70,11 @@ class Game(models.Model):
     # creation option; off once a guest sits in it), and, once its end has changed them, its
     # place in the order in which rated games ended, which a recompute follows: finished_at
     # can tie, and two games ending at once may commit in either order.
-    rated = models.BooleanField(default=True)
+    rated = models.BooleanField(default=True, db_default=True)
     rating_seq = models.PositiveBigIntegerField(null=True, blank=True, editable=False)
     # Challenges and invites (games/play/challenges.py). A private game's secret: only its
     # creator sees it, in the invite link; the game is not listed, and only the link joins it.
-    invite_token = models.CharField(max_length=64, blank=True, editable=False)
+    invite_token = models.CharField(max_length=64, blank=True, editable=False, db_default="")
     # The finished game this one is the rematch of: one rematch offer a game, at most.
     rematch_of = models.OneToOneField(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="rematch"
@@ -357,7 +357,7 @@ class Profile(models.Model):
     # The calendar feed's link (games/accounts/calendar.py): "" means no link. The link's secret
     # is derived from this and SECRET_KEY, so the database alone does not give it away; a new
     # value makes a new link, and the old one stops working.
-    calendar_key = models.CharField(max_length=32, blank=True)
+    calendar_key = models.CharField(max_length=32, blank=True, db_default="")
     # An IANA zone name: the weekends of a game with weekends off are this player's own.
     time_zone = models.CharField(max_length=64, default="UTC", db_default="UTC")
 
@@ -493,10 +493,14 @@ class EmailPreferences(models.Model):
     )
     game_over = models.BooleanField(default=True, help_text="A mail with the result.")
     challenge = models.BooleanField(
-        default=True, help_text="A mail when someone challenges me or offers a rematch."
+        default=True,
+        db_default=True,
+        help_text="A mail when someone challenges me or offers a rematch.",
     )
     chat = models.BooleanField(
-        default=True, help_text="A mail with chat messages you missed, once a day at most."
+        default=True,
+        db_default=True,
+        help_text="A mail with chat messages you missed, once a day at most.",
     )
 
     class Meta:
