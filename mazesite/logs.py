@@ -21,8 +21,34 @@ from django.utils.functional import SimpleLazyObject, empty
 
 REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{8,64}")
 
+# The paths whose last part is a secret: whoever reads the logs must not be able to follow a
+# guest's return link, an invite, a calendar feed, an address check, an unsubscribe or a
+# password reset. Matched where a path starts a field or follows a space or quote, as in
+# Django's own "Not Found: /accounts/calendar/....ics".
+SECRET_IN_PATH = re.compile(
+    r"(?:^|(?<=[\s'\"]))"
+    r"(/accounts/(?:verify|guest|calendar)/|/unsubscribe/|/games/\d+/invite/|/accounts/reset/[^/\s]+/)"
+    r"[^/\s?#'\"]+"
+)
+REDACTED = "[secret]"
+
+
+def redact_path(text: str) -> str:
+    return SECRET_IN_PATH.sub(lambda m: m.group(1) + REDACTED, text)
+
+
+def redact_secrets(logger: Any, method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+    """A structlog processor: no secret of a path in the `path` field or in the message."""
+    for key in ("path", "event"):
+        value = event_dict.get(key)
+        if isinstance(value, str) and "/" in value:
+            event_dict[key] = redact_path(value)
+    return event_dict
+
+
 SHARED_PROCESSORS: list[Any] = [
     structlog.contextvars.merge_contextvars,
+    redact_secrets,
     structlog.stdlib.add_log_level,
     structlog.stdlib.add_logger_name,
     structlog.processors.TimeStamper(fmt="iso", utc=True),

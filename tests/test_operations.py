@@ -158,6 +158,35 @@ def test_an_anonymous_request_logs_no_user(client: Client, json_log: io.StringIO
     assert "user" not in line and "game" not in line and line["request_id"]
 
 
+def test_no_secret_of_a_path_reaches_the_logs(client: Client, json_log: io.StringIO) -> None:
+    """A guest's return link, an invite, a calendar feed, an address check, an unsubscribe and
+    a password reset carry their secret in the path: the request line and Django's own "Not
+    Found" line show the path without it."""
+    secrets = {
+        "/accounts/calendar/{}.ics": "CalendarSecret0001",
+        "/accounts/guest/{}/": "GuestKey0002",
+        "/accounts/verify/{}/": "VerifyToken0003",
+        "/unsubscribe/{}/": "UnsubscribeToken0004",
+        "/games/1/invite/{}/": "InviteToken0005",
+        "/accounts/reset/MQ/{}/": "ResetToken0006",
+    }
+    for shape, secret in secrets.items():
+        client.get(shape.format(secret))
+    written = json_log.getvalue()
+    for secret in secrets.values():
+        assert secret not in written
+    paths = [e["path"] for e in lines(json_log) if e["event"] == "request"]
+    assert paths == [
+        "/accounts/calendar/[secret]",
+        "/accounts/guest/[secret]/",
+        "/accounts/verify/[secret]/",
+        "/unsubscribe/[secret]/",
+        "/games/1/invite/[secret]/",
+        "/accounts/reset/MQ/[secret]/",
+    ]
+    assert any("Not Found: /accounts/calendar/[secret]" in e["event"] for e in lines(json_log))
+
+
 # --- the replica router ---------------------------------------------------------------------
 
 
