@@ -106,7 +106,7 @@ def make_data(own: int, others: int) -> dict[str, Any]:
             core.move_submit(
                 game_id=robot.pk,
                 user=user,
-                number=robot.ply,
+                number=0,  # each seat's set-up is its move 0 (robotmaze.move_number)
                 move={"warehouse": robotmaze.random_warehouse(rng)},
             )
         corn = games["cornmaze"]

@@ -95,7 +95,7 @@ def test_a_program_run_a_superscript_number_of_times_is_refused(make_user) -> No
     core.game_join(game_id=game.pk, user=players[1])
     for seat, player in enumerate(players):
         core.move_submit(
-            game_id=game.pk, user=player, number=seat, move={"warehouse": WAREHOUSES[seat]}
+            game_id=game.pk, user=player, number=0, move={"warehouse": WAREHOUSES[seat]}
         )
     game.refresh_from_db()
     client = signed_in(seat_user(game, game.state["turn"]))

@@ -271,7 +271,7 @@ def site(db: None, settings: Any) -> Site:
         play = _started("robotmaze", player, guest_player, {}, "P30D")
         for seat, user in enumerate((player, guest_player)):
             core.move_submit(
-                game_id=play.pk, user=user, number=seat, move={"warehouse": WAREHOUSES[seat]}
+                game_id=play.pk, user=user, number=0, move={"warehouse": WAREHOUSES[seat]}
             )
         play.refresh_from_db()
         games["robotmaze play"] = play

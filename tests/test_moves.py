@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import random
 import threading
 import uuid
 from collections.abc import Callable
@@ -20,6 +21,7 @@ from django.test import Client
 
 from games import engines
 from games.engines import mazerace as race_rules
+from games.engines import robotmaze
 from games.models import Game, Move
 from tests.test_mazerace_site import (
     HTMX,
@@ -34,6 +36,12 @@ from tests.test_mazerace_site import (
 from tests.worker_fixtures import legal_move, make_game, make_player, player_at, to_move
 
 POSTS = 20
+
+
+def robot_warehouse() -> list[str]:
+    return robotmaze.random_warehouse(random.Random(0))
+
+
 ROUNDS = 3
 TAKEN = "That step was taken already: the same step counts once."
 EARLIER = "That move was for an earlier position"
@@ -51,6 +59,14 @@ def test_every_engine_whose_seats_move_apart_numbers_its_seats_moves() -> None:
     assert [engines.move_number("mazerace", state, s, ply=7) for s in (0, 1)] == [0, 1]
     cornmaze = engines.get_engine("cornmaze").start(b"\x01" * 32, {"size": 8}, 2)
     assert engines.move_number("cornmaze", cornmaze, 1, ply=7) == 7
+    # Robot Maze Race's set-up is at once: each seat's warehouse is its move 0, whichever came
+    # first; then the game's ply.
+    robot = engines.get_engine("robotmaze")
+    state = robot.start(b"\x01" * 32, {}, 2)
+    state, _ = robot.apply(state, 1, {"warehouse": robot_warehouse()})
+    assert [engines.move_number("robotmaze", state, s, ply=1) for s in (0, 1)] == [0, 1]
+    state, _ = robot.apply(state, 0, {"warehouse": robot_warehouse()})
+    assert [engines.move_number("robotmaze", state, s, ply=2) for s in (0, 1)] == [2, 2]
 
 
 @pytest.fixture(autouse=True)

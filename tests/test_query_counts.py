@@ -97,7 +97,7 @@ def robotmaze_game(make_user: Callable[..., Any]) -> Game:
         core.move_submit(
             game_id=game.pk,
             user=seat_user(game, seat),
-            number=game.ply,
+            number=core.move_number(game, seat),
             move={"warehouse": WAREHOUSES[seat]},
         )
     game.refresh_from_db()

@@ -83,7 +83,7 @@ def set_up(game: Game) -> None:
         core.move_submit(
             game_id=game.pk,
             user=game.seats.get(index=seat).user,
-            number=game.ply,
+            number=core.move_number(game, seat),
             move={"warehouse": WAREHOUSES[seat]},
         )
     game.refresh_from_db()
@@ -126,6 +126,25 @@ def test_set_up_by_clicks_random_and_clear_in_the_session(game):
     assert "0 of 20 crates" in alice.get(f"/games/{game.pk}/").content.decode()
     # Nothing was played by any of this.
     assert not Move.objects.exists()
+
+
+def test_both_set_ups_count_whichever_page_was_loaded_first(game):
+    """Set-up is at once: bob loaded his page before alice sent her warehouse; his still counts,
+    and sent again it is refused and changes nothing."""
+    alice, bob = (client_for(game.seats.get(index=seat).user) for seat in (0, 1))
+    pages = [c.get(f"/games/{game.pk}/").content.decode() for c in (alice, bob)]
+    numbers = [re.search(r'name="ply" value="(\d+)"', page).group(1) for page in pages]
+    assert numbers == ["0", "0"]
+    url = reverse("game_move", args=[game.pk])
+    sent = [{"ply": numbers[seat], "warehouse": "".join(WAREHOUSES[seat])} for seat in (0, 1)]
+    assert alice.post(url, sent[0], **HTMX).status_code == 200
+    assert bob.post(url, sent[1], **HTMX).status_code == 200
+    game.refresh_from_db()
+    assert game.ply == 2 and game.state["phase"] == "play"
+    again = bob.post(url, sent[1], **HTMX)
+    assert again.status_code == 409 and 'role="alert"' in again.content.decode()
+    game.refresh_from_db()
+    assert game.ply == 2 and Move.objects.filter(game=game).count() == 2
 
 
 def test_a_wall_of_crates_is_refused_with_the_blockers_shown(game):
@@ -253,7 +272,7 @@ def test_no_viewer_ever_sees_the_other_warehouse_before_the_end(game, make_user,
         core.move_submit(
             game_id=game.pk,
             user=game.seats.get(index=1).user,
-            number=1,
+            number=0,
             move={"warehouse": WAREHOUSES[1]},
         )
     if stage == "mid game":

@@ -404,6 +404,15 @@ def record_move(
     return move, outcome
 
 
+def move_number(state: JSON, seat: int, ply: int) -> int:
+    """Set-up is one move of each seat's at once: a seat's warehouse is its move 0, whether the
+    other's came first or not (a page loaded before the other's set-up still counts). After it,
+    the game's ply. A warehouse posted twice counts once: the second finds the number moved on."""
+    if state["phase"] == "setup" and state["warehouses"][seat] is None:
+        return 0
+    return ply
+
+
 def play_started(state: JSON) -> bool:
     """Set-up is not play: a game whose set-up did not finish is aborted, not lost."""
     return bool(state["phase"] != "setup")
@@ -430,6 +439,9 @@ class Rules(Engine):
 
     def play_started(self, state: JSON, ply: int) -> bool:
         return play_started(state)
+
+    def move_number(self, state: JSON, seat: int, ply: int) -> int:
+        return move_number(state, seat, ply)
 
 
 ENGINE = Rules()

@@ -165,7 +165,12 @@ def test_a_robot_maze_race_by_keyboard(page_for, live_server, transactional_db):
     expect(page.locator(".warehouse-editor")).to_have_count(0)
 
     game.refresh_from_db()
-    core.move_submit(game_id=game.pk, user=bob, number=game.ply, move={"warehouse": WAREHOUSES[1]})
+    core.move_submit(
+        game_id=game.pk,
+        user=bob,
+        number=core.move_number(game, 1),
+        move={"warehouse": WAREHOUSES[1]},
+    )
 
     def bob_plays() -> None:
         game.refresh_from_db()

@@ -121,7 +121,7 @@ def _robot_set_up(game: Game) -> None:
         core.move_submit(
             game_id=game.pk,
             user=_user(game, seat),
-            number=game.ply,
+            number=core.move_number(game, seat),
             move={"warehouse": WAREHOUSES[seat]},
         )
     game.refresh_from_db()
