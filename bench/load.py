@@ -667,9 +667,20 @@ class Row:
     statuses: str = ""
 
 
-def rows(elapsed: float) -> list[Row]:
+def rows(elapsed: float, all_requests: bool = False) -> list[Row]:
+    """A row per endpoint of the window; with `all_requests`, one more for them all together."""
+    endpoints = sorted(rec.endpoints.items())
+    if all_requests and endpoints:
+        together = Endpoint()
+        for _, e in endpoints:
+            together.times += e.times
+            together.errors += e.errors
+            together.refused += e.refused
+            for k, v in e.statuses.items():
+                together.statuses[k] += v
+        endpoints.append(("all requests", together))
     out = []
-    for name, e in sorted(rec.endpoints.items()):
+    for name, e in endpoints:
         t = sorted(e.times) or [0.0]
 
         def pct(p: float, t: list[float] = t) -> float:
@@ -692,7 +703,8 @@ def rows(elapsed: float) -> list[Row]:
 
 
 def table(title: str, results: list[Row], yardstick: float) -> None:
-    print(f"\n{title}")
+    # The machine's load says how much of it the other work on it took in that window.
+    print(f"\n{title} (load average {os.getloadavg()[0]:.1f})")
     print(
         f"| {'endpoint':<22} | {'req/s':>7} | {'x yardstick':>11} | {'p50 ms':>7} | "
         f"{'p95 ms':>7} | {'p99 ms':>7} | {'errors':>6} | {'4xx':>5} |"
@@ -707,10 +719,11 @@ def table(title: str, results: list[Row], yardstick: float) -> None:
         )
 
 
-def move_games(n: int) -> int:
-    """Games each of n move clients makes before the window: a Corn maze lasts about 20 plies,
-    so the more the fewer are made in the window; their setup costs time before it."""
-    return max(2, min(8, 400 // n))
+def move_games(n: int, kind: str) -> int:
+    """Games each of n move clients makes before the window, so that few or none are made in
+    it: a Corn maze lasts about 20 plies, a Robot Maze Race is set aside at MOVE_PLIES."""
+    most = 400 if kind == "cornmaze" else 200
+    return max(2, min(most // 50, most // n))
 
 
 def players_run(
@@ -726,9 +739,10 @@ def players_run(
         work: Callable[..., None],
         length: float = seconds,
         warm_up: float | None = None,
+        all_requests: bool = False,
     ) -> list[Row]:
         elapsed = run_clients(length, clients, work, warm_up)
-        got = rows(elapsed)
+        got = rows(elapsed, all_requests)
         for r in got:
             figures[f"{title}: {r.name}"] = r
         return got
@@ -744,7 +758,7 @@ def players_run(
     # Move POSTs only: n clients, each with its own two guests and their games.
     movers = [MoveClient(port, random.Random(10_000 + i)) for i in range(n)]
     for kind in ("cornmaze", "robotmaze"):
-        movers_prepare(movers, kind, move_games(n), db)
+        movers_prepare(movers, kind, move_games(n, kind), db)
 
         def moving(mover: MoveClient, stop: threading.Event, kind: str = kind) -> None:
             mover.moves_loop(kind, db, stop)
@@ -817,7 +831,7 @@ def players_run(
     table(
         f"{n} players at a human pace (think {THINK_SECONDS[0]:g}-{THINK_SECONDS[1]:g} s, "
         "the page's own polls)",
-        phase("players", paced_roles, person, length=pace_seconds, warm_up=6.0),
+        phase("players", paced_roles, person, length=pace_seconds, warm_up=6.0, all_requests=True),
         yardstick,
     )
     return seated, figures
