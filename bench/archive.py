@@ -40,6 +40,10 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import include, path
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(BASE_DIR))
+
+from bench.databases import recreate_database  # noqa: E402
+
 SERVER = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432").rstrip("/")
 DATABASE = "mazesite_bench_archive"
 BUSY = "busy"  # in one game in a hundred
@@ -86,7 +90,6 @@ def __getattr__(name: str) -> Any:
 
 
 def setup_django(*, jit: bool = True) -> None:
-    sys.path.insert(0, str(BASE_DIR))
     # PostgreSQL's JIT compiles a query whose estimated cost is high, which for a player with
     # thousands of games costs more than it saves; `--no-jit` shows the difference.
     os.environ["DATABASE_URL"] = f"{SERVER}/{DATABASE}" + ("" if jit else "?options=-c%20jit%3Doff")
@@ -109,14 +112,6 @@ def setup_django(*, jit: bool = True) -> None:
         **settings.STORAGES,
         "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
     }
-
-
-def recreate_database() -> None:
-    import psycopg
-
-    with psycopg.connect(f"{SERVER}/postgres", autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {DATABASE}")
 
 
 def real_game(moves: int) -> tuple[bytes, dict[str, Any], list[dict[str, Any]]]:
@@ -445,7 +440,7 @@ def main() -> None:
     parser.add_argument("--no-jit", action="store_true", help="connect with jit=off")
     args = parser.parse_args()
     if not args.reuse:
-        recreate_database()
+        recreate_database(SERVER, DATABASE)
     setup_django(jit=not args.no_jit)
     if not args.reuse:
         fill(args.games, args.moves, args.users)

@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from bench.databases import recreate_database
+
 SERVER = os.environ.get("BENCH_SERVER_URL", "postgres://postgres@127.0.0.1:5432").rstrip("/")
 
 
@@ -29,11 +31,7 @@ def django_on_new_database(database: str, queue: str, **environ: str) -> None:
     )
     os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/0")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mazesite.settings")
-    import psycopg
-
-    with psycopg.connect(f"{SERVER}/postgres", autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {database}")
+    recreate_database(SERVER, database)
     import django
 
     django.setup()

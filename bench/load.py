@@ -2,6 +2,7 @@
 with a Celery worker, against a bare one-query view in the same run (README "Performance").
 
     .venv/bin/python bench/load.py                          # 10, 50, 200 players, 20 s a phase
+    .venv/bin/python bench/load.py --players 10 --seconds 5 --pace-seconds 10   # a short try
     .venv/bin/python bench/load.py --players 50 --seconds 30 --db pool
     .venv/bin/python bench/load.py --players 50 --bulk 100000   # and the 100,000-games check
 
@@ -12,23 +13,46 @@ migrates it, collects the static files, and starts gunicorn (gunicorn.conf.py, D
 (`mazesite-perfbench-PORT`) of the shared Redis. Connections: `--db persistent`
 (CONN_MAX_AGE=600 with health checks) or `--db pool` (psycopg's pool).
 
-For each number of players N, phases of `--seconds` each, every client closed-loop (a request
-as soon as the last one answered, one at a time, keep-alive), in this order:
+For each number of players N, these phases, in this order; all but the last closed-loop (each
+client sends a request as soon as the last one answered, one at a time, keep-alive), each
+`--seconds` long after a short warm-up that is not counted:
 
 1. yardstick: N clients GET /bench/yardstick (BENCH_YARDSTICK=1): one indexed query, no template;
-2. play: N guests in pairs, half playing Corn mazes, half Robot Maze Races, each loop: the
+2. move POST, Corn maze, then the same for Robot Maze Race: N clients, each with two guests of
+   its own and games between them (made before the window, 2 to 8 a client), posting moves
+   only: always for whichever of its guests is to move, in one game after the other. The client
+   knows the next legal move and the ply from the pure engine (games/engines), which it runs
+   on the game's state as read from the database when the game was made, so it never needs a
+   page or a poll: the figure is the move POST's own. Corn maze moves that do not end the game
+   when there is one (a game still lasts about 20 plies), Robot Maze Race programs that step
+   into a clear cell and back; a game over, or at 60 plies, is set aside for the next one, and
+   only when a client has none left does it make one in the window ("setup: ..." rows, apart);
+3. play: N guests in pairs, half playing Corn mazes, half Robot Maze Races, each loop: the
    game's partial (htmx GET, "page"), then its move (POST) when it is its turn, else one poll
    (GET ?since=version, 204 when nothing changed); a finished game is followed by a new one;
-3. game page: the N guests GET their game's full page;
-4. lobby: the N guests GET the lobby signed in; then N clients with no cookie;
-5. record.json: the N guests GET their game's record.
+4. game page: the N guests GET their game's full page;
+5. lobby: the N guests GET the lobby signed in; then N clients with no cookie;
+6. record.json: the N guests GET their game's record;
+7. players, at a human pace, `--pace-seconds` long: N people in pairs (half Corn maze, half
+   Robot Maze Race), each arriving within 3 s, on its game's page as a browser is: the game's
+   poll and the chat's at the intervals the page's own hx-trigger says, its move a think time
+   (1-3 s, seeded) after the poll showed its turn, after a move one time in five the lobby and
+   the game's full page again, and at the end of a game a new one. This is where issue 13's
+   "p95 < 50 ms at 50 players" is judged: a closed loop of 50 clients puts even the
+   yardstick's p95 near or over 50 ms, since the requests queue for gunicorn's 8 threads.
 
 It prints each endpoint's throughput, p50/p95/p99 and errors (5xx or no answer; refusals, 4xx,
 apart), each throughput as a ratio to the yardstick of the same N; then checks that every move
-the site acknowledged (200) is in the database. With `--bulk`, it then times the lobby and a
-game page with 50 clients, adds that many games by SQL (finished, a tenth running, one in a
-hundred open, seats for 1,000 players) and times them again.
+the site acknowledged (200), in any phase, is in the database. With `--bulk`, it then times the
+lobby and a game page with 50 clients, adds that many games by SQL (finished, a tenth running,
+one in a hundred open, seats for 1,000 players) and times them again. Last, issue 13's
+targets, each "met" or "not met": per N, the move POST of each game and the full game page at
+>= 0.5 of the yardstick, every endpoint's p95 of the players phase < 50 ms; over the whole run,
+0 errors and 0 acknowledged moves missing from the database.
 
+The bench raises the limits that every client from 127.0.0.1 would share, and the moves' per
+seat (`move_seat`, still checked on every move), which a move client would reach once the move
+POST is fast.
 The client runs on the same 2 cores as the site; its own CPU time is printed.
 """
 
@@ -57,6 +81,11 @@ from pathlib import Path
 from typing import Any
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(BASE_DIR))
+
+from bench.databases import recreate_database  # noqa: E402
+from games.engines import cornmaze, robotmaze  # noqa: E402  (pure: nothing from Django)
+
 BIN = Path(sys.executable).parent
 SERVER = os.environ.get("BENCH_SERVER_URL", "postgres://postgres@127.0.0.1:5432").rstrip("/")
 DATABASE = "mazesite_perfbench"
@@ -81,6 +110,10 @@ WAREHOUSE = re.compile(r'name="warehouse" value="([^"]*)"')
 RADIO = re.compile(r'<input type="radio" name="(first|second)" id="[^"]*" value="(\w)"([^>]*)>')
 VERSION = re.compile(r'<section id="game"[^>]*data-version="(\d+)"')
 POLLING = re.compile(r'<section id="game"[^>]*hx-get="([^"]+)"')
+POLL_EVERY = re.compile(r'<section id="game"[^>]*hx-trigger="every (\d+)(ms|s)"')
+CHAT_POLL = re.compile(
+    r'<div id="chat-messages"[^>]*hx-get="([^"]+)" hx-trigger="every (\d+)(ms|s)"'
+)
 REFUSAL = re.compile(r'<p class="error" role="alert" id="error">(.*?)</p>', re.S)
 BLOCKED_AFTER = re.compile(r"data-blocked-after='([^']*)'")
 PLAY_DISABLED = re.compile(r'<button type="submit" id="play"[^>]*disabled')
@@ -104,8 +137,12 @@ class Recorder:
         self.on = False
         self.samples: list[str] = []
         self.refusals: dict[str, int] = defaultdict(int)  # "endpoint: the page's reason"
+        self.errors_all = 0  # 5xx or no answer at any time, timed or not (setup, warm-up)
 
     def saw(self, name: str, status: int, seconds: float, body: str = "") -> None:
+        if status == 0 or status >= 500:
+            with self.lock:
+                self.errors_all += 1
         if not self.on:
             return
         with self.lock:
@@ -163,7 +200,7 @@ class Client:
             headers["Content-Type"] = "application/x-www-form-urlencoded"
         if htmx:
             headers["HX-Request"] = "true"
-            headers["HX-Target"] = "game"
+            headers["HX-Target"] = "game"  # the site reads only HX-Request
         started = time.perf_counter()
         for attempt in (1, 2):
             try:
@@ -213,25 +250,30 @@ CREATE_FIELDS = {
 }
 
 
-def game_new(client: Client, kind: str) -> int:
-    client.request("new form", "GET", f"/new/{kind}/")
-    status, headers, _ = client.request("new", "POST", f"/new/{kind}/", CREATE_FIELDS[kind])
+def game_new(client: Client, kind: str, prefix: str = "") -> int:
+    client.request(f"{prefix}new form", "GET", f"/new/{kind}/")
+    status, headers, _ = client.request(
+        f"{prefix}new", "POST", f"/new/{kind}/", CREATE_FIELDS[kind]
+    )
     found = re.search(r"/games/(\d+)/$", headers.get("location", ""))
     return int(found.group(1)) if status == 302 and found else 0
 
 
-def game_join(client: Client, game_id: int) -> bool:
-    client.request("page", "GET", f"/games/{game_id}/")
-    status, _, _ = client.request("join", "POST", f"/games/{game_id}/join")
+def game_join(client: Client, game_id: int, prefix: str = "") -> bool:
+    client.request(f"{prefix}page (full)", "GET", f"/games/{game_id}/")
+    status, _, _ = client.request(f"{prefix}join", "POST", f"/games/{game_id}/join")
     return status in (200, 302)
 
 
 def move(
     client: Client, kind: str, game_id: int, form: str, rng: random.Random, form_tag: str = ""
-) -> None:
+) -> tuple[int, str]:
+    """Post a move chosen at random from the move form, as a browser's player would (the
+    Robot Maze Race's warehouse by the form's Random button first); returns the move's answer,
+    (0, "") when the form offered nothing to post."""
     ply = PLY.search(form)
     if ply is None:
-        return
+        return 0, ""
     fields = {"ply": ply.group(1)}
     if kind == "cornmaze":
         radios: dict[str, list[str]] = defaultdict(list)
@@ -239,7 +281,7 @@ def move(
             if "disabled" not in rest:
                 radios[name].append(value)
         if not radios["first"] or not radios["second"]:
-            return
+            return 0, ""
         first = rng.choice(radios["first"])
         # As the page's script does: the second shift's choices after this first one.
         found = BLOCKED_AFTER.search(form_tag)
@@ -258,7 +300,7 @@ def move(
         fresh = MOVE_FORM.search(text)
         warehouse = WAREHOUSE.search(fresh.group(1)) if fresh else None
         if status != 200 or warehouse is None or PLAY_DISABLED.search(text):
-            return
+            return 0, ""
         fields["warehouse"] = warehouse.group(1)
         name = "move robotmaze"
     else:
@@ -266,16 +308,23 @@ def move(
         fields.update({f"command_{i + 1}": c for i, c in enumerate(commands)})
         fields["runs"] = str(rng.randint(1, 2))
         name = "move robotmaze"
-    status, _, _ = client.request(name, "POST", f"/games/{game_id}/move", fields, htmx=True)
+    status, _, text = client.request(name, "POST", f"/games/{game_id}/move", fields, htmx=True)
     if status == 200:  # acknowledged, in the timed window or not: it must be in the database
         with ack_lock:
             acknowledged[game_id] += 1
+    return status, text
 
 
 def player_loop(
-    client: Client, pair: Pair, creator: bool, stop: threading.Event, rng: random.Random
+    client: Client,
+    pair: Pair,
+    creator: bool,
+    stop: threading.Event,
+    rng: random.Random,
+    play: Callable[[Client, str, int, threading.Event, random.Random], None] | None = None,
 ) -> None:
-    """Play the pair's games until `stop`: the creator makes each new game, the other joins it."""
+    """Play the pair's games until `stop`: the creator makes each new game, the other joins it.
+    `play` plays one game to its end (by default `play_game`, closed-loop)."""
     current = 0
     while not stop.is_set():
         if creator and pair.game_id == current:
@@ -299,7 +348,7 @@ def player_loop(
                 continue
         current = pair.game_id
         client_game[id(client)] = current
-        play_game(client, pair.kind, current, stop, rng)
+        (play or play_game)(client, pair.kind, current, stop, rng)
 
 
 client_game: dict[int, int] = {}
@@ -326,17 +375,263 @@ def play_game(
         client.request("poll", "GET", f"/games/{game_id}/?since={version.group(1)}", htmx=True)
 
 
+# --- the move POST phase: each client plays both sides of its own games -----------------------
+
+
+class GameRows:
+    """The bench's own reads of the database, past the site: a game's state, ply and the
+    creator's seat, when a client has made the game or the site refused one of its moves."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.lock = threading.Lock()
+        self.conn: Any = None
+
+    def read(self, game_id: int) -> tuple[dict[str, Any], int, int]:
+        import psycopg
+
+        with self.lock:
+            if self.conn is None:
+                self.conn = psycopg.connect(self.url, autocommit=True)
+            row = self.conn.execute(
+                "SELECT g.state, g.ply, s.index FROM games_game g "
+                "JOIN games_seat s ON s.game_id = g.id AND s.user_id = g.created_by_id "
+                "WHERE g.id = %s",
+                [game_id],
+            ).fetchone()
+        if row is None or row[0] is None:
+            raise LookupError(f"game {game_id} has no state")
+        return row[0], int(row[1]), int(row[2])
+
+
+RULES: dict[str, Any] = {"cornmaze": cornmaze, "robotmaze": robotmaze}
+MOVE_PLIES = 60  # a game played this far is set aside for another: real games are shorter
+
+
+@dataclass
+class OwnedGame:
+    """A game whose two seats are both a move client's guests, followed by the engine."""
+
+    kind: str
+    game_id: int
+    state: dict[str, Any]
+    ply: int
+    guest_of: dict[int, int]  # seat -> the client's guest: 0 made the game, 1 joined it
+
+    def over(self) -> bool:
+        return RULES[self.kind].result(self.state) is not None
+
+
+def move_choose(
+    kind: str, state: dict[str, Any], seat: int, rng: random.Random
+) -> tuple[dict[str, str], dict[str, Any]]:
+    """A legal move for `seat`, as the move form's fields, and the state after it. A Corn maze
+    move that does not end the game if there is one (a game still ends in about 20 plies, when
+    every move reaches the last column); a Robot Maze Race program
+    that steps into a clear cell and back, so that the game goes on (the warehouses are the
+    client's own, so it knows them)."""
+    if kind == "cornmaze":
+        legal = cornmaze.legal_moves(state)
+        rng.shuffle(legal)
+        for shifts in legal:  # about 5 tries a move, 0.2 ms each
+            after = cornmaze.apply(state, seat, {"shifts": shifts})[0]
+            if cornmaze.result(after) is None:
+                break
+        first, second = (cornmaze.column_letter(c) for c in shifts)
+        return {"first": first, "second": second}, after
+    if state["phase"] == "setup":
+        rows = robotmaze.random_warehouse(rng)
+        after = robotmaze.apply(state, seat, {"warehouse": rows})[0]
+        return {"warehouse": "".join(rows)}, after
+    at = state["robots"][seat]["at"]
+    rows = state["warehouses"][1 - seat]
+    there, back = next(
+        (d, b) for d, b in ("RL", "DU", "LR", "UD") if robotmaze.step(rows, at, d)[1] == "clear"
+    )
+    runs = rng.randint(1, 2)
+    after = robotmaze.apply(state, seat, {"program": there + back, "runs": runs})[0]
+    return {"command_1": there, "command_2": back, "runs": str(runs)}, after
+
+
+class MoveClient:
+    """A client of the move POST phase: two guests and the games between them. It always has a
+    move to post, for whichever of its guests is to move, and knows it (and the ply) from the
+    engine, so that every request of the phase is a move POST."""
+
+    def __init__(self, port: int, rng: random.Random) -> None:
+        self.guests = (Client(port), Client(port))
+        self.rng = rng
+        self.games: list[OwnedGame] = []
+        self.signed_in = False
+
+    def game_add(self, kind: str, db: GameRows, prefix: str = "setup: ") -> bool:
+        """A new game between the two guests, set up (a Robot Maze Race's warehouses posted)."""
+        maker, joiner = self.guests
+        if not self.signed_in:
+            # The guests are made by their first game (new, join), which signs them in and so
+            # changes their CSRF secret: a page then gives each the token that goes with it.
+            game_id = game_new(maker, kind, prefix)
+            if not game_id or not game_join(joiner, game_id, prefix):
+                return False
+            for guest in self.guests:
+                guest.request(f"{prefix}page (full)", "GET", f"/games/{game_id}/")
+            self.signed_in = True
+        else:  # as a browser on a page with the form: the POSTs alone
+            status, headers, _ = maker.request(
+                f"{prefix}new", "POST", f"/new/{kind}/", CREATE_FIELDS[kind]
+            )
+            found = re.search(r"/games/(\d+)/$", headers.get("location", ""))
+            game_id = int(found.group(1)) if status == 302 and found else 0
+            if not game_id:
+                return False
+            status, _, _ = joiner.request(f"{prefix}join", "POST", f"/games/{game_id}/join")
+            if status not in (200, 302):
+                return False
+        state, ply, maker_seat = db.read(game_id)
+        game = OwnedGame(kind, game_id, state, ply, {maker_seat: 0, 1 - maker_seat: 1})
+        for _ in range(4):
+            if kind != "robotmaze" or game.state["phase"] != "setup":
+                break
+            self.move_post(game, f"{prefix}warehouse", db)
+        self.games.append(game)
+        return True
+
+    def move_post(self, game: OwnedGame, name: str, db: GameRows) -> bool:
+        seat = RULES[game.kind].to_move(game.state)[0]
+        fields, after = move_choose(game.kind, game.state, seat, self.rng)
+        status, _, _ = self.guests[game.guest_of[seat]].request(
+            name,
+            "POST",
+            f"/games/{game.game_id}/move",
+            {"ply": str(game.ply), **fields},
+            htmx=True,
+        )
+        if status == 200:
+            with ack_lock:
+                acknowledged[game.game_id] += 1
+            game.state, game.ply = after, game.ply + 1
+            return True
+        # Refused or lost: what the site holds now, read past it.
+        game.state, game.ply, _ = db.read(game.game_id)
+        return False
+
+    def moves_loop(self, kind: str, db: GameRows, stop: threading.Event) -> None:
+        """Moves, one game after the other, until `stop`. A game over (or long) is set aside;
+        the games made before the window are used first, and only then is one made in it
+        (its requests are counted as "setup: ...", apart from the moves)."""
+        turn = 0
+        while not stop.is_set():
+            if not self.games:
+                if not self.game_add(kind, db):
+                    stop.wait(1)
+                continue
+            game = self.games[turn % len(self.games)]
+            turn += 1
+            self.move_post(game, f"move {kind}", db)
+            if game.over() or game.ply >= MOVE_PLIES:
+                self.games.remove(game)
+
+
+def movers_prepare(movers: list[MoveClient], kind: str, games: int, db: GameRows) -> None:
+    """Each client's games made before the timed window, a few clients at a time."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def prepare(mover: MoveClient) -> None:
+        mover.games.clear()
+        for _ in range(games):
+            mover.game_add(kind, db)
+
+    with ThreadPoolExecutor(max_workers=min(len(movers), 16)) as pool:
+        list(pool.map(prepare, movers))
+
+
+# --- the players phase: people at a human pace -------------------------------------------------
+
+
+def every(text: str, pattern: re.Pattern[str], default: float) -> float:
+    """The interval of an htmx `hx-trigger="every 3s"` (or "500ms") in seconds."""
+    found = pattern.search(text)
+    if found is None:
+        return default
+    value, unit = found.groups()[-2:]
+    return int(value) / 1000 if unit == "ms" else float(value)
+
+
+THINK_SECONDS = (1.0, 3.0)
+VISIT_CHANCE = 0.2  # after a move, the lobby and the game's full page again
+
+
+def paced_game(
+    client: Client, kind: str, game_id: int, stop: threading.Event, rng: random.Random
+) -> None:
+    """A person on the game's page until the game is over, as the browser does it: the game's
+    poll and the chat's at the page's own intervals (their hx-trigger), a move a think time
+    after it became the person's turn, and now and then the lobby and the full page again."""
+    page = ""
+    while not page and not stop.is_set():
+        status, _, text = client.request("page (full)", "GET", f"/games/{game_id}/")
+        page = text if status == 200 else ""
+        if not page:
+            stop.wait(1)
+    section = page
+    chat = CHAT_POLL.search(page)
+    chat_url = html.unescape(chat.group(1)) if chat else ""
+    chat_every = every(page, CHAT_POLL, 5.0)
+    now = time.monotonic()
+    poll_at = now + every(section, POLL_EVERY, 3.0)
+    chat_at = now + chat_every if chat_url else float("inf")
+    move_at = now + rng.uniform(*THINK_SECONDS) if MOVE_FORM.search(section) else None
+    while not stop.is_set():
+        polling = POLLING.search(section)
+        if polling is None:
+            return  # over
+        due = min(poll_at, chat_at, move_at if move_at is not None else float("inf"))
+        if stop.wait(max(0.0, due - time.monotonic())):
+            return
+        now = time.monotonic()
+        if move_at is not None and now >= move_at:
+            move_at = None
+            form = MOVE_FORM.search(section)
+            if form is None:
+                continue
+            status, text = move(client, kind, game_id, form.group(1), rng, form.group(0)[:2000])
+            if VERSION.search(text):  # the answer's partial, refused or not, swaps the game's
+                section, poll_at = text, time.monotonic() + every(text, POLL_EVERY, 3.0)
+            if status == 200 and rng.random() < VISIT_CHANCE:
+                client.request("lobby signed in", "GET", "/")
+                status, _, text = client.request("page (full)", "GET", f"/games/{game_id}/")
+                if status == 200:
+                    section, poll_at = text, time.monotonic() + every(text, POLL_EVERY, 3.0)
+            if MOVE_FORM.search(section):
+                move_at = time.monotonic() + rng.uniform(*THINK_SECONDS)
+        elif now >= chat_at:
+            client.request("chat poll", "GET", chat_url, htmx=True)
+            chat_at = time.monotonic() + chat_every
+        elif now >= poll_at:
+            status, _, text = client.request(
+                "poll", "GET", html.unescape(polling.group(1)), htmx=True
+            )
+            if status == 200 and VERSION.search(text):
+                section = text
+            poll_at = time.monotonic() + every(section, POLL_EVERY, 3.0)
+            if move_at is None and MOVE_FORM.search(section):
+                move_at = time.monotonic() + rng.uniform(*THINK_SECONDS)
+
+
 # --- the phases ----------------------------------------------------------------------------------
 
 
 def run_clients(
-    seconds: float, clients: list[Any], work: Callable[[Any, threading.Event], None]
+    seconds: float,
+    clients: list[Any],
+    work: Callable[[Any, threading.Event], None],
+    warm_up: float | None = None,
 ) -> float:
     stop = threading.Event()
     threads = [threading.Thread(target=work, args=(c, stop), daemon=True) for c in clients]
     for t in threads:
         t.start()
-    time.sleep(min(2.0, seconds / 5))  # warm-up, not counted
+    time.sleep(min(2.0, seconds / 5) if warm_up is None else warm_up)  # not counted
     rec.reset()
     rec.on = True
     started = time.perf_counter()
@@ -372,9 +667,20 @@ class Row:
     statuses: str = ""
 
 
-def rows(elapsed: float) -> list[Row]:
+def rows(elapsed: float, all_requests: bool = False) -> list[Row]:
+    """A row per endpoint of the window; with `all_requests`, one more for them all together."""
+    endpoints = sorted(rec.endpoints.items())
+    if all_requests and endpoints:
+        together = Endpoint()
+        for _, e in endpoints:
+            together.times += e.times
+            together.errors += e.errors
+            together.refused += e.refused
+            for k, v in e.statuses.items():
+                together.statuses[k] += v
+        endpoints.append(("all requests", together))
     out = []
-    for name, e in sorted(rec.endpoints.items()):
+    for name, e in endpoints:
         t = sorted(e.times) or [0.0]
 
         def pct(p: float, t: list[float] = t) -> float:
@@ -397,7 +703,8 @@ def rows(elapsed: float) -> list[Row]:
 
 
 def table(title: str, results: list[Row], yardstick: float) -> None:
-    print(f"\n{title}")
+    # The machine's load says how much of it the other work on it took in that window.
+    print(f"\n{title} (load average {os.getloadavg()[0]:.1f})")
     print(
         f"| {'endpoint':<22} | {'req/s':>7} | {'x yardstick':>11} | {'p50 ms':>7} | "
         f"{'p95 ms':>7} | {'p99 ms':>7} | {'errors':>6} | {'4xx':>5} |"
@@ -412,13 +719,30 @@ def table(title: str, results: list[Row], yardstick: float) -> None:
         )
 
 
-def players_run(port: int, n: int, seconds: float) -> list[Client]:
-    """The phases for n players; returns the guests that sit in a game."""
+def move_games(n: int, kind: str) -> int:
+    """Games each of n move clients makes before the window, so that few or none are made in
+    it: a Corn maze lasts about 20 plies, a Robot Maze Race is set aside at MOVE_PLIES."""
+    most = 400 if kind == "cornmaze" else 200
+    return max(2, min(most // 50, most // n))
+
+
+def players_run(
+    port: int, n: int, seconds: float, pace_seconds: float, db: GameRows
+) -> tuple[list[Client], dict[str, Row]]:
+    """The phases for n players; returns the guests that sit in a game and the figures, by
+    "phase: endpoint"."""
     figures: dict[str, Row] = {}
 
-    def phase(title: str, clients: list[Any], work: Callable[..., None]) -> list[Row]:
-        elapsed = run_clients(seconds, clients, work)
-        got = rows(elapsed)
+    def phase(
+        title: str,
+        clients: list[Any],
+        work: Callable[..., None],
+        length: float = seconds,
+        warm_up: float | None = None,
+        all_requests: bool = False,
+    ) -> list[Row]:
+        elapsed = run_clients(length, clients, work, warm_up)
+        got = rows(elapsed, all_requests)
         for r in got:
             figures[f"{title}: {r.name}"] = r
         return got
@@ -430,6 +754,20 @@ def players_run(port: int, n: int, seconds: float) -> list[Client]:
     )
     yardstick = yard[0].rate if yard else 0.0
     table(f"{n} clients: yardstick", yard, yardstick)
+
+    # Move POSTs only: n clients, each with its own two guests and their games.
+    movers = [MoveClient(port, random.Random(10_000 + i)) for i in range(n)]
+    for kind in ("cornmaze", "robotmaze"):
+        movers_prepare(movers, kind, move_games(n, kind), db)
+
+        def moving(mover: MoveClient, stop: threading.Event, kind: str = kind) -> None:
+            mover.moves_loop(kind, db, stop)
+
+        table(
+            f"{n} clients: move POST, {RULES[kind].TITLE} (each plays both sides of its games)",
+            phase(f"moves {kind}", movers, moving),
+            yardstick,
+        )
 
     # Guests, in pairs: half Corn maze, half Robot Maze Race.
     guests = [Client(port) for _ in range(max(2, n - n % 2))]
@@ -474,7 +812,29 @@ def players_run(port: int, n: int, seconds: float) -> list[Client]:
         ),
         yardstick,
     )
-    return seated
+
+    # People at a human pace, on their games' pages, each pair in a new game.
+    people = [Client(port) for _ in range(max(2, n - n % 2))]
+    paced_pairs = [Pair("cornmaze" if i % 2 == 0 else "robotmaze") for i in range(len(people) // 2)]
+    paced_roles = [
+        (g, paced_pairs[i // 2], i % 2 == 0, random.Random(20_000 + i))
+        for i, g in enumerate(people)
+    ]
+
+    def person(role: Any, stop: threading.Event) -> None:
+        client, pair, creator, rng = role
+        if not stop.wait(rng.uniform(0, 3)):  # people arrive at their own times
+            player_loop(client, pair, creator, stop, rng, play=paced_game)
+        with pair.ready:
+            pair.ready.notify_all()
+
+    table(
+        f"{n} players at a human pace (think {THINK_SECONDS[0]:g}-{THINK_SECONDS[1]:g} s, "
+        "the page's own polls)",
+        phase("players", paced_roles, person, length=pace_seconds, warm_up=6.0, all_requests=True),
+        yardstick,
+    )
+    return seated, figures
 
 
 def race_viewers(port: int, viewers: int, seconds: float) -> float:
@@ -533,10 +893,11 @@ def stack_env(port: int, db_mode: str, var_dir: Path) -> dict[str, str]:
         LOG_LEVEL="WARNING",
         PORT=str(port),
         # Every player of the bench comes from 127.0.0.1: the per-client limits are raised;
-        # the per-seat ones stay.
+        # and the moves' per seat, which a move client posting as fast as the site answers
+        # would reach once the site is fast (the limit is still checked on every move).
         RATE_LIMITS=(
             "guest_client=1000000/10m,create_player=100000/h,join_player=100000/h,"
-            "signup_client=1000/h"
+            "signup_client=1000/h,move_seat=1000000/5s"
         ),
     )
     if db_mode == "pool":
@@ -544,14 +905,6 @@ def stack_env(port: int, db_mode: str, var_dir: Path) -> dict[str, str]:
     else:
         env.update(CONN_MAX_AGE="600", CONN_HEALTH_CHECKS="1")
     return env
-
-
-def recreate_database() -> None:
-    import psycopg
-
-    with psycopg.connect(f"{SERVER}/postgres", autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {DATABASE}")
 
 
 def wait_http(port: int, path: str, timeout: float) -> bool:
@@ -754,10 +1107,58 @@ def scale_run(
     measure(f"{after} games")
 
 
+TARGET_RATIO = 0.5
+TARGET_P95_MS = 50.0
+
+
+def targets(by_n: dict[int, dict[str, Row]], errors: int, lost: int) -> bool:
+    """Issue 13's targets against what was measured; True when every one is met."""
+    lines: list[tuple[str, str, bool]] = []
+    for n, figures in by_n.items():
+        yard = figures.get("yardstick: yardstick")
+        y = yard.rate if yard else 0.0
+
+        for key, label in (
+            ("moves cornmaze: move cornmaze", "Corn maze move POST"),
+            ("moves robotmaze: move robotmaze", "Robot Maze Race move POST"),
+            ("game page: game page", "game page"),
+        ):
+            r = figures.get(key)
+            x = r.rate / y if r and y else 0.0
+            got = f"{x:.3f} ({r.rate if r else 0:.0f} / {y:.0f} req/s)"
+            lines.append(
+                (f"{n} clients: {label} / yardstick >= {TARGET_RATIO:g}", got, x >= TARGET_RATIO)
+            )
+        for key, r in sorted(figures.items()):
+            if key.startswith("players: "):
+                lines.append(
+                    (
+                        f"{n} players at a human pace: p95 of {r.name} < {TARGET_P95_MS:g} ms",
+                        f"{r.p95:.0f} ms ({r.count} requests, {r.errors} errors)",
+                        r.count > 0 and r.p95 < TARGET_P95_MS,
+                    )
+                )
+    lines.append(("errors (5xx or no answer, the whole run) = 0", str(errors), errors == 0))
+    lines.append(("acknowledged moves not in the database = 0", str(lost), lost == 0))
+    width = max(len(t) for t, _, _ in lines)
+    print("\ntargets (issue 13)")
+    print(f"| {'target':<{width}} | {'measured':<34} | {'':<7} |")
+    print(f"|{'-' * (width + 2)}|{'-' * 36}|{'-' * 9}|")
+    for target, got, met in lines:
+        print(f"| {target:<{width}} | {got:<34} | {'met' if met else 'not met':<7} |")
+    return all(met for _, _, met in lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--players", type=int, nargs="+", default=[10, 50, 200])
     parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument(
+        "--pace-seconds",
+        type=float,
+        default=30.0,
+        help="the players phase at a human pace (default 30)",
+    )
     parser.add_argument("--port", type=int, default=8300)
     parser.add_argument("--db", choices=["persistent", "pool"], default="persistent")
     parser.add_argument("--bulk", type=int, default=0, help="then time with this many games")
@@ -788,7 +1189,7 @@ def main() -> int:
         f"{os.cpu_count()} cores, var {var_dir}",
         flush=True,
     )
-    recreate_database()
+    recreate_database(SERVER, DATABASE)
     manage(env, "migrate", "--noinput")
     manage(env, "collectstatic", "--noinput")
     processes = stack_start(env, var_dir, [])
@@ -801,9 +1202,11 @@ def main() -> int:
         seed = Client(args.port)
         for kind in ("cornmaze", "robotmaze"):
             game_new(seed, kind)
+        db = GameRows(env["DATABASE_URL"])
         seated: list[Client] = []
+        by_n: dict[int, dict[str, Row]] = {}
         for n in args.players:
-            seated = players_run(args.port, n, args.seconds)
+            seated, by_n[n] = players_run(args.port, n, args.seconds, args.pace_seconds, db)
         if rec.samples:
             print("\nfirst errors:", *rec.samples, sep="\n  ")
         if rec.refusals:
@@ -818,6 +1221,7 @@ def main() -> int:
         print(f"acknowledged moves: {total}, not in the database: {lost}")
         if args.bulk:
             scale_run(args.port, env, args.bulk, args.seconds, seated)
+        targets(by_n, rec.errors_all, lost)
         return 0 if lost == 0 else 1
     finally:
         stack_stop(processes)

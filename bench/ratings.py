@@ -26,12 +26,15 @@ import time
 from pathlib import Path
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(BASE_DIR))
+
+from bench.databases import recreate_database  # noqa: E402
+
 SERVER = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432").rstrip("/")
 DATABASE = "mazesite_bench_ratings"
 
 
 def setup_django() -> None:
-    sys.path.insert(0, str(BASE_DIR))
     os.environ["DATABASE_URL"] = f"{SERVER}/{DATABASE}"
     os.environ["DEBUG"] = "0"
     os.environ["SECURE_SSL_REDIRECT"] = "0"
@@ -49,14 +52,6 @@ def setup_django() -> None:
         **settings.STORAGES,
         "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
     }
-
-
-def recreate_database() -> None:
-    import psycopg
-
-    with psycopg.connect(f"{SERVER}/postgres", autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {DATABASE}")
 
 
 def fill(games: int, users: int) -> None:
@@ -159,7 +154,7 @@ def main() -> None:
     parser.add_argument("--reuse", action="store_true", help="keep the database as it is")
     args = parser.parse_args()
     if not args.reuse:
-        recreate_database()
+        recreate_database(SERVER, DATABASE)
     setup_django()
     if not args.reuse:
         fill(args.games, args.users)

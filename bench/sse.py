@@ -38,6 +38,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.databases import recreate_database  # noqa: E402
 from bench.load import BIN, NOT_INHERITED, Client, manage, stack_stop, wait_http  # noqa: E402
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -69,14 +70,6 @@ def env_for(port: int, events_port: int, var_dir: Path) -> dict[str, str]:
         RATE_LIMITS="guest_client=1000000/10m,create_player=100000/h,join_player=100000/h",
     )
     return env
-
-
-def recreate_database() -> None:
-    import psycopg
-
-    with psycopg.connect(f"{SERVER}/postgres", autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {DATABASE}")
 
 
 def start(env: dict[str, str], var_dir: Path, events_port: int) -> list[subprocess.Popen[bytes]]:
@@ -239,7 +232,7 @@ def main() -> int:
 
     var_dir = Path(tempfile.mkdtemp(prefix="ssebench-"))
     env = env_for(args.port, events_port, var_dir)
-    recreate_database()
+    recreate_database(SERVER, DATABASE)
     manage(env, "migrate", "--noinput")
     manage(env, "collectstatic", "--noinput")
     processes = start(env, var_dir, events_port)

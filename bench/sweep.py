@@ -33,12 +33,15 @@ from pathlib import Path
 import psycopg
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(BASE_DIR))
+
+from bench.databases import recreate_database  # noqa: E402
+
 SERVER = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432").rstrip("/")
 DATABASE = "mazesite_bench"
 
 
 def setup_django() -> None:
-    sys.path.insert(0, str(BASE_DIR))
     os.environ["DATABASE_URL"] = f"{SERVER}/{DATABASE}"
     os.environ["DEBUG"] = "0"  # no query log
     os.environ.setdefault("SECRET_KEY", "bench-only")
@@ -48,15 +51,6 @@ def setup_django() -> None:
     import django
 
     django.setup()
-
-
-def recreate_database() -> None:
-    from django.db import connections
-
-    connections.close_all()
-    with psycopg.connect(f"{SERVER}/postgres", autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {DATABASE}")
 
 
 def fill(total: int, expired: int, vacations: int | None = None) -> None:
@@ -290,11 +284,14 @@ def selection(now: datetime, limit: int) -> int:
 def run(
     total: int, expired: int, *, show_plan: bool, repeat: int, vacations: int | None = None
 ) -> tuple[float, float]:
+    from django.db import connections
+
     from games import queueing
     from games.models import Game
     from games.play import sweeps
 
-    recreate_database()
+    connections.close_all()
+    recreate_database(SERVER, DATABASE)
     started = time.perf_counter()
     fill(total, expired, vacations)
     print(
