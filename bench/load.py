@@ -84,7 +84,7 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(BASE_DIR))
 
 from bench.databases import recreate_database  # noqa: E402
-from games.engines import cornmaze, robotmaze  # noqa: E402  (pure: nothing from Django)
+from games.engines import cornmaze, move_number, robotmaze  # noqa: E402  (pure: no Django)
 
 BIN = Path(sys.executable).parent
 SERVER = os.environ.get("BENCH_SERVER_URL", "postgres://postgres@127.0.0.1:5432").rstrip("/")
@@ -503,7 +503,7 @@ class MoveClient:
             name,
             "POST",
             f"/games/{game.game_id}/move",
-            {"ply": str(game.ply), **fields},
+            {"ply": str(move_number(game.kind, game.state, seat, game.ply)), **fields},
             htmx=True,
         )
         if status == 200:
