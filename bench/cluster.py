@@ -546,6 +546,7 @@ class Streams:
     resumed: list[tuple[str, float]] = field(default_factory=list)  # open again (200) after one
     published: list[tuple[int, int, float]] = field(default_factory=list)  # heard on the channel
     events: int = 0
+    longest: float = 0.0  # the longest a connection stayed open (through the balancer)
 
 
 streams = Streams()
@@ -688,6 +689,7 @@ class EventStream:
         """(id, event name) of each event, from the opening of the connection (None, "open")."""
         sock = socket.create_connection(("127.0.0.1", BALANCER_PORT), timeout=STREAM_READ_TIMEOUT)
         self.sock = sock
+        opened: float | None = None
         try:
             again = "" if last is None else f"Last-Event-ID: {last}\r\n"
             sock.sendall(
@@ -703,6 +705,7 @@ class EventStream:
             status = int(status_line.split()[1]) if status_line.startswith("HTTP/") else 0
             if status != 200:
                 raise ValueError(f"status {status} for {path}")
+            opened = time.monotonic()
             yield None, "open"
             chunked = headers.get("transfer-encoding") == "chunked"
             body = b""
@@ -728,6 +731,9 @@ class EventStream:
                         event_id = fields.get("id")
                         yield (int(event_id) if event_id else None), fields["event"]
         finally:
+            if opened is not None:
+                with streams.lock:
+                    streams.longest = max(streams.longest, time.monotonic() - opened)
             self.sock = None
             sock.close()
 
@@ -1060,7 +1066,8 @@ def report(
         f"live races: {len({f.game_id for _, f in streams.follows})} followed by "
         f"{len({n for n, _ in streams.follows})} event streams; "
         f"{len(streams.published)} versions published, {streams.events} events received; "
-        f"{len(streams.drops)} streams lost, {len(streams.resumed)} resumed with Last-Event-ID"
+        f"{len(streams.drops)} streams lost, {len(streams.resumed)} resumed with Last-Event-ID; "
+        f"the longest connection {streams.longest:.0f} s"
     )
     print(
         f"mails: {mails['received']} received, {mails['should_have_gone']} should have gone; "
