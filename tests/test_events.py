@@ -327,3 +327,30 @@ def test_after_redis_restarts_an_open_stream_gets_what_was_published_meanwhile(
         assert watcher.event()["data"]["v"] == game.version
         runner.close()
         watcher.close()
+
+
+def test_a_subscription_that_goes_silent_is_dropped_and_made_again(
+    own_redis: OwnRedis, transactional_db: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Redis that keeps the connection but answers nothing (here paused; a host gone
+    without a word) does not leave the events process deaf: its ping goes unanswered, it
+    subscribes again on a new connection."""
+    from mazesite import events
+
+    monkeypatch.setattr(events, "LISTEN_PING_SECONDS", 0.2)
+    client = redis.Redis(port=own_redis.port)
+
+    def subscriber() -> set[str]:
+        return {c["id"] for c in client.client_list() if int(c.get("sub", 0)) > 0}
+
+    with serving_events():
+        before = subscriber()
+        assert len(before) == 1
+        # Every command waits 2 s, the pings' answers too: 10 pings' time.
+        client.execute_command("CLIENT", "PAUSE", "2000", "ALL")
+        wait_until(
+            lambda: len(subscriber()) == 1 and subscriber() != before,
+            timeout=15,
+            what="a new subscription",
+        )
+    client.close()
