@@ -63,6 +63,7 @@ Send = Callable[[Message], Awaitable[None]]
 
 PATH = re.compile(r"^/games/(\d{1,12})/events$")
 MODES = {"watch", "runner"}
+LISTEN_PING_SECONDS = 5.0  # a silent subscription is pinged this often (and dropped after 3)
 
 
 @dataclass(eq=False)
@@ -149,6 +150,7 @@ class Hub:
         self.listener: asyncio.Task[None] | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self.subscribed = False
+        self.catching_up: set[asyncio.Task[None]] = set()  # kept: the loop holds tasks weakly
         self.stopping = asyncio.Event()
 
     # --- the subscription ------------------------------------------------------------------
@@ -175,26 +177,65 @@ class Hub:
 
     async def _listen(self) -> None:
         """Subscribed until stopped; a lost Redis is retried every second (meanwhile the pages
-        poll, since their streams say nothing, and a reconnecting client resyncs)."""
+        poll, since their streams say nothing, and a reconnecting client resyncs). What was
+        published while this process did not listen is read from the database as soon as it
+        listens again (`catch_up`), so an open stream never misses a version for good."""
         while not self.stopping.is_set():
             client = aioredis.Redis.from_url(settings.REDIS_URL)
             try:
                 async with client.pubsub() as pubsub:
                     await pubsub.subscribe(live.channel())
-                    self.subscribed = True
-                    logger.info("events: subscribed to %s", live.channel())
-                    async for message in pubsub.listen():
-                        if message.get("type") == "message":
-                            self.heard(message["data"])
+                    await self._hear(pubsub)
             except asyncio.CancelledError:
                 raise
-            except Exception:  # noqa: BLE001
-                logger.warning("events: the Redis subscription failed; again in 1 s", exc_info=True)
+            except Exception as exc:  # noqa: BLE001
+                logger.warning("events: the Redis subscription failed (%r); again in 1 s", exc)
                 await asyncio.sleep(1)
             finally:
                 self.subscribed = False
                 with contextlib.suppress(Exception):
                     await client.aclose()
+
+    async def _hear(self, pubsub: Any) -> None:
+        """The channel's messages until the connection fails. Redis confirms each subscription
+        (also redis-py's own after a reconnect): then this process catches up. A connection
+        that says nothing is pinged; one that does not answer (a host gone without a word) is
+        given up, and the caller subscribes again."""
+        heard_at = time.monotonic()
+        while True:
+            message = await pubsub.get_message(timeout=LISTEN_PING_SECONDS)
+            if message is None:
+                if time.monotonic() - heard_at > 3 * LISTEN_PING_SECONDS:
+                    raise ConnectionError("Redis did not answer a ping on the race channel")
+                await pubsub.ping()
+                continue
+            heard_at = time.monotonic()
+            kind = message.get("type")
+            if kind == "subscribe":
+                self.subscribed = True
+                logger.info("events: subscribed to %s", live.channel())
+                self.catch_up()
+            elif kind == "message":
+                self.heard(message["data"])
+
+    def catch_up(self) -> None:
+        """Every game watched here, from the database: versions published while this process
+        did not listen (Redis restarted, the connection lost) reach its open streams now."""
+        games = list(self.viewers)
+        if games:
+            task = asyncio.create_task(self._catch_up(games))
+            self.catching_up.add(task)
+            task.add_done_callback(self.catching_up.discard)
+
+    async def _catch_up(self, games: list[int]) -> None:
+        for game_id in games:
+            try:
+                found = await sync_to_async(_read_version, thread_sensitive=False)(game_id)
+            except Exception:
+                logger.exception("events: reading the version of race %s failed", game_id)
+                continue
+            if found is not None and game_id in self.viewers:
+                self.update(game_id, *found)
 
     def heard(self, data: bytes) -> None:
         try:

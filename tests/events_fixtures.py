@@ -3,6 +3,7 @@ test process, on the test database and Redis; and a small reader of event stream
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import socket
@@ -24,6 +25,14 @@ class EventsServer:
 
 @pytest.fixture
 def events_server(transactional_db: None) -> Iterator[EventsServer]:
+    with serving_events() as server:
+        yield server
+
+
+@contextlib.contextmanager
+def serving_events() -> Iterator[EventsServer]:
+    """uvicorn with mazesite.events in a thread, on a free port, until it is told to stop as
+    SIGTERM tells it; its Redis is settings.REDIS_URL when it starts."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))

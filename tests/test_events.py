@@ -8,7 +8,12 @@ get a clear 4xx."""
 from __future__ import annotations
 
 import json
+import shutil
+import socket
+import subprocess
+import tempfile
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import pytest
@@ -22,7 +27,7 @@ from hypothesis import strategies as st
 from games import live
 from games.models import Game
 from games.play import core
-from tests.events_fixtures import EventsServer, Stream
+from tests.events_fixtures import EventsServer, Stream, serving_events, subscribed_wait
 from tests.test_mazerace_site import an_open_way, client_for, make_race, ready_all, step, user_of
 from tests.worker_fixtures import wait_until
 
@@ -235,3 +240,117 @@ def test_any_query_or_last_event_id_gets_an_answer_never_a_500(
             assert stream.status == 400
     finally:
         stream.close()
+
+
+@pytest.fixture
+def own_redis(settings) -> Iterator[OwnRedis]:
+    """A redis-server of this test's own on a free port (the shared one is never restarted),
+    as the site's REDIS_URL for the race channel: what the events server subscribes to and the
+    write path publishes on (the cache and the broker stay on the shared Redis)."""
+    redis_server = shutil.which("redis-server")
+    if redis_server is None:
+        pytest.skip("redis-server is not installed")
+    own = OwnRedis(redis_server, tempfile.mkdtemp(prefix="events-redis-"))
+    own.start()
+    settings.REDIS_URL = f"redis://127.0.0.1:{own.port}/0"
+    live._local.__dict__.clear()  # this thread's publishing client was for the shared Redis
+    try:
+        yield own
+    finally:
+        own.stop()
+        live._local.__dict__.clear()
+        shutil.rmtree(own.directory, ignore_errors=True)
+
+
+class OwnRedis:
+    def __init__(self, binary: str, directory: str) -> None:
+        self.binary, self.directory = binary, directory
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            self.port = sock.getsockname()[1]
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""]
+            + ["--appendonly", "no", "--dir", self.directory],
+            stdout=subprocess.DEVNULL,
+        )
+        client = redis.Redis(port=self.port)
+        wait_until(lambda: _answers(client), timeout=10, what="the test's redis-server")
+        client.close()
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait(10)
+            self.process = None
+
+
+def _answers(client: redis.Redis) -> bool:
+    try:
+        return bool(client.ping())
+    except redis.ConnectionError:
+        return False
+
+
+def test_after_redis_restarts_an_open_stream_gets_what_was_published_meanwhile(
+    own_redis: OwnRedis, transactional_db: None
+) -> None:
+    with serving_events() as events_server:
+        game = running_race()
+        path = f"/games/{game.pk}/events"
+        runner = Stream(events_server.port, f"{path}?as=runner&v={game.version}")
+        watcher = Stream(events_server.port, f"{path}?as=watch&v={game.version}")
+        from mazesite import events
+
+        # Both have joined (and were sent nothing: they are up to date).
+        wait_until(lambda: events.stats()["viewers"] == 2, timeout=10, what="the two streams")
+
+        own_redis.stop()
+        # A step while Redis is down: committed, its version never published.
+        step(game, 1, an_open_way(game, 1))
+        game.refresh_from_db()
+        own_redis.start()
+        subscribed_wait()  # the events process subscribed again by itself
+
+        # Nothing more is published: the events process read the version it missed.
+        assert runner.event()["data"] == {"v": game.version}
+        board = watcher.event()
+        assert board["event"] == "board" and board["data"]["v"] == game.version
+        assert "1 step" in board["data"]["html"]
+
+        # And it listens again: the next step reaches both through the channel.
+        step(game, 0, an_open_way(game, 0))
+        game.refresh_from_db()
+        assert runner.event()["data"] == {"v": game.version}
+        assert watcher.event()["data"]["v"] == game.version
+        runner.close()
+        watcher.close()
+
+
+def test_a_subscription_that_goes_silent_is_dropped_and_made_again(
+    own_redis: OwnRedis, transactional_db: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Redis that keeps the connection but answers nothing (here paused; a host gone
+    without a word) does not leave the events process deaf: its ping goes unanswered, it
+    subscribes again on a new connection."""
+    from mazesite import events
+
+    monkeypatch.setattr(events, "LISTEN_PING_SECONDS", 0.2)
+    client = redis.Redis(port=own_redis.port)
+
+    def subscriber() -> set[str]:
+        return {c["id"] for c in client.client_list() if int(c.get("sub", 0)) > 0}
+
+    with serving_events():
+        before = subscriber()
+        assert len(before) == 1
+        # Every command waits 2 s, the pings' answers too: 10 pings' time.
+        client.execute_command("CLIENT", "PAUSE", "2000", "ALL")
+        wait_until(
+            lambda: len(subscriber()) == 1 and subscriber() != before,
+            timeout=15,
+            what="a new subscription",
+        )
+    client.close()
