@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 
 from django.contrib.auth import get_user_model
 
-from games import clock
+from games import clock, statements
 from games.mail import outbox, preferences
 from games.models import EmailPreferences, Game, Outbox, Reminder, Seat
 
@@ -40,9 +40,7 @@ def turn_started(*, game: Game, seat: Seat) -> None:
     if duration is None or seat.deadline is None or seat.user_id is None or seat.bot:
         return  # bots need no reminding
     due = reminder_time(deadline=seat.deadline, time_left=game.turn_time(seat))
-    Reminder.objects.bulk_create(
-        [Reminder(seat=seat, ply=game.ply, due=due)], ignore_conflicts=True
-    )
+    statements.rows_insert([Reminder(seat=seat, ply=game.ply, due=due)], ignore_conflicts=True)
     # The seat's person as the move read them (play.core.seats_read), or read now.
     user = seat.user if _person_read(seat) else outbox.people().filter(pk=seat.user_id).first()
     outbox.mails_queue(
@@ -74,8 +72,7 @@ def deadline_moved(*, game: Game, seat: Seat) -> None:
 def turns_ended(seats: Sequence[Seat]) -> None:
     """These seats moved, were dropped, or their game ended (`play.deadlines.deadlines_set`): their
     reminders are not needed any more."""
-    if seats:
-        Reminder.objects.filter(seat__in=[seat.pk for seat in seats]).delete()
+    statements.rows_delete(Reminder, "seat", [seat.pk for seat in seats])
 
 
 def games_ended(games: Sequence[Game], seats: Sequence[Seat]) -> None:

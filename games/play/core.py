@@ -25,7 +25,7 @@ from django.db.models import BooleanField, QuerySet
 from django.db.models.expressions import RawSQL
 from django.db.transaction import TransactionManagementError
 
-from games import clock, engines
+from games import clock, engines, statements
 from games.archive import ratings
 from games.archive import results as player_results
 from games.bots import get_bot, levels
@@ -33,7 +33,7 @@ from games.engines import IllegalMove, get_engine
 from games.engines.base import JSON, Engine, Result
 from games.mail import notices
 from games.models import Clock, Game, Move, Profile, Seat, json_safe
-from games.play import deadlines, pacing, statements, vacations
+from games.play import deadlines, pacing, vacations
 
 logger = logging.getLogger(__name__)
 
@@ -361,7 +361,7 @@ def seats_time_out(expired: Sequence[tuple[Game, int]]) -> int:
             endings.append(Ending(game, seats[game_id], now, result.reason, result.places))
     Move.objects.bulk_create(moves)
     _games_end(endings)
-    deadlines.rows_update([e.game for e in endings], [*GAME_END_FIELDS, "state", "ply"])
+    statements.rows_update([e.game for e in endings], [*GAME_END_FIELDS, "state", "ply"])
     return done
 
 
@@ -462,7 +462,7 @@ def game_save(game: Game) -> None:
         if not f.primary_key
         and (f.name in _ALWAYS_SAVED or getattr(game, f.attname) != as_read.get(f.attname))
     ]
-    deadlines.rows_update([game], changed)
+    statements.rows_update([game], changed)
     _as_read(game)
 
 
@@ -603,7 +603,7 @@ def _games_end(endings: Sequence[Ending]) -> None:
         for seat in ending.seats:
             seat.place = ending.places[seat.index] if ending.places is not None else None
             seat.finished_at = ending.at
-    deadlines.rows_update([s for e in endings for s in e.seats], ["place", "finished_at"])
+    statements.rows_update([s for e in endings for s in e.seats], ["place", "finished_at"])
     deadlines.deadlines_set([(e.game, seat, None) for e in endings for seat in e.seats])
     player_results.results_count([(e.game, e.seats) for e in endings])
     ratings.ratings_update([(e.game, e.seats) for e in endings])

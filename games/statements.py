@@ -2,7 +2,8 @@
 the ORM builds a query's SQL anew each time it runs, which cost more than the move's database
 round trips did. A `Compiled` read is a queryset compiled to SQL the first time a connection
 runs it, then only executed, its rows turned into model instances as the queryset would have
-(converters, select_related objects). `rows_insert` writes new rows in one short INSERT."""
+(converters, select_related objects). `rows_insert`, `rows_update` and `rows_delete` write
+rows in one short statement each."""
 
 from __future__ import annotations
 
@@ -81,10 +82,11 @@ class Compiled(Generic[M]):
         return found
 
 
-def rows_insert(rows: Sequence[Model]) -> None:
-    """Insert these new rows of one model, each given its id, in one INSERT ... RETURNING:
-    what `bulk_create` does, without its query building. Fields with a database default only
-    (no Python default) are not supported: every concrete field but the id is written."""
+def rows_insert(rows: Sequence[Model], *, ignore_conflicts: bool = False) -> None:
+    """Insert these new rows of one model in one INSERT: what `bulk_create` does, without its
+    query building. Each row is given its id, unless `ignore_conflicts` (ON CONFLICT DO
+    NOTHING: a row that is there already is left as it is). Fields with a database default
+    only (no Python default) are not supported: every concrete field but the id is written."""
     if not rows:
         return
     meta = rows[0]._meta
@@ -102,8 +104,12 @@ def rows_insert(rows: Sequence[Model]) -> None:
     one = "(" + ", ".join(["%s"] * len(columns)) + ")"
     sql = (
         f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(str(f.column)) for f in columns)})"
-        f" VALUES {', '.join([one] * len(rows))} RETURNING {quote(str(meta.pk.column))}"
+        f" VALUES {', '.join([one] * len(rows))}"
     )
+    if ignore_conflicts:
+        sql += " ON CONFLICT DO NOTHING"
+    else:
+        sql += f" RETURNING {quote(str(meta.pk.column))}"
     params = [
         field.get_db_prep_save(getattr(row, field.attname), connection)
         for row in rows
@@ -111,8 +117,76 @@ def rows_insert(rows: Sequence[Model]) -> None:
     ]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
+        if ignore_conflicts:
+            return
         ids = [found[0] for found in cursor.fetchall()]
     for row, pk in zip(rows, ids, strict=True):
         row.pk = pk
         row._state.adding = False
         row._state.db = alias
+
+
+def rows_update(rows: Sequence[Model], fields: Sequence[str]) -> None:
+    """Save these fields of these rows of one model, in one statement: on PostgreSQL an
+    UPDATE ... FROM (VALUES ...) with a row of values each, elsewhere the same short UPDATE
+    for each row, sent together (executemany). Django's bulk_update builds one CASE per field
+    and row out of expressions, which takes longer than the sweep's whole budget for a batch."""
+    if not rows:
+        return
+    meta = rows[0]._meta
+    connection = connections[router.db_for_write(type(rows[0]))]
+    quote = connection.ops.quote_name
+    columns: list[Field[Any, Any]] = []
+    for name in fields:
+        field = meta.get_field(name)
+        assert isinstance(field, Field)
+        columns.append(field)
+    assert meta.pk is not None
+    table, pk = quote(meta.db_table), quote(str(meta.pk.column))
+    values = [
+        [field.get_db_prep_save(getattr(row, field.attname), connection) for field in columns]
+        + [row.pk]
+        for row in rows
+    ]
+    with connection.cursor() as cursor:
+        if len(rows) == 1 or connection.vendor != "postgresql":
+            sets = ", ".join(f"{quote(str(field.column))} = %s" for field in columns)
+            sql = f"UPDATE {table} SET {sets} WHERE {pk} = %s"
+            if len(rows) == 1:
+                cursor.execute(sql, values[0])
+            else:
+                cursor.executemany(sql, values)
+            return
+        # Each value cast to its column's type: a NULL in VALUES has none of its own.
+        casts = [f"%s::{field.cast_db_type(connection)}" for field in columns]
+        first = f"({', '.join([*casts, f'%s::{meta.pk.cast_db_type(connection)}'])})"
+        more = f"({', '.join(['%s'] * (len(columns) + 1))})"
+        names = [f"c{i}" for i in range(len(columns))]
+        sets = ", ".join(
+            f"{quote(str(field.column))} = v.{name}"
+            for field, name in zip(columns, names, strict=True)
+        )
+        rows_sql = ", ".join([first] + [more] * (len(rows) - 1))
+        sql = (
+            f"UPDATE {table} SET {sets} FROM (VALUES {rows_sql})"
+            f" AS v({', '.join(names)}, id) WHERE {table}.{pk} = v.id"
+        )
+        cursor.execute(sql, [p for row in values for p in row])
+
+
+def rows_delete(model: type[Model], field: str, values: Sequence[object]) -> None:
+    """Delete the rows of `model` whose `field` is one of `values`, in one DELETE: for a
+    model that nothing refers to, no Collector needed."""
+    if not values:
+        return
+    connection = connections[router.db_for_write(model)]
+    quote = connection.ops.quote_name
+    column = model._meta.get_field(field)
+    assert isinstance(column, Field)
+    marks = ", ".join(["%s"] * len(values))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"DELETE FROM {quote(model._meta.db_table)} WHERE {quote(str(column.column))}"
+            f" IN ({marks})",
+            list[Any](values),
+        )
