@@ -82,13 +82,15 @@ class Compiled(Generic[M]):
         return found
 
 
-def rows_insert(rows: Sequence[Model], *, ignore_conflicts: bool = False) -> None:
-    """Insert these new rows of one model in one INSERT: what `bulk_create` does, without its
-    query building. Each row is given its id, unless `ignore_conflicts` (ON CONFLICT DO
-    NOTHING: a row that is there already is left as it is). Fields with a database default
-    only (no Python default) are not supported: every concrete field but the id is written."""
+def rows_insert(rows: Sequence[Model], *, ignore_conflicts: bool = False) -> list[Any]:
+    """Insert these new rows of one model in one INSERT ... RETURNING: what `bulk_create`
+    does, without its query building. Returns the ids of the rows inserted. Each row is given
+    its id, unless `ignore_conflicts` (ON CONFLICT DO NOTHING: a row that would break a unique
+    constraint is not inserted, and the ids returned are those of the rows that were). Fields
+    with a database default only (no Python default) are not supported: every concrete field
+    but the id is written."""
     if not rows:
-        return
+        return []
     meta = rows[0]._meta
     model = type(rows[0])
     alias = router.db_for_write(model)
@@ -105,11 +107,9 @@ def rows_insert(rows: Sequence[Model], *, ignore_conflicts: bool = False) -> Non
     sql = (
         f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(str(f.column)) for f in columns)})"
         f" VALUES {', '.join([one] * len(rows))}"
+        f"{' ON CONFLICT DO NOTHING' if ignore_conflicts else ''}"
+        f" RETURNING {quote(str(meta.pk.column))}"
     )
-    if ignore_conflicts:
-        sql += " ON CONFLICT DO NOTHING"
-    else:
-        sql += f" RETURNING {quote(str(meta.pk.column))}"
     params = [
         field.get_db_prep_save(getattr(row, field.attname), connection)
         for row in rows
@@ -117,13 +117,13 @@ def rows_insert(rows: Sequence[Model], *, ignore_conflicts: bool = False) -> Non
     ]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        if ignore_conflicts:
-            return
         ids = [found[0] for found in cursor.fetchall()]
-    for row, pk in zip(rows, ids, strict=True):
-        row.pk = pk
-        row._state.adding = False
-        row._state.db = alias
+    if not ignore_conflicts:
+        for row, pk in zip(rows, ids, strict=True):
+            row.pk = pk
+            row._state.adding = False
+            row._state.db = alias
+    return ids
 
 
 def rows_update(rows: Sequence[Model], fields: Sequence[str]) -> None:
