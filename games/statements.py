@@ -2,8 +2,8 @@
 the ORM builds a query's SQL anew each time it runs, which cost more than the move's database
 round trips did. A `Compiled` read is a queryset compiled to SQL the first time a connection
 runs it, then only executed, its rows turned into model instances as the queryset would have
-(converters, select_related objects). `rows_insert`, `rows_update` and `rows_delete` write
-rows in one short statement each."""
+(converters, select_related objects). `rows_insert`, `rows_update`, `rows_delete` and
+`rows_replace` write rows in one short statement each."""
 
 from __future__ import annotations
 
@@ -180,13 +180,51 @@ def rows_delete(model: type[Model], field: str, values: Sequence[object]) -> Non
     if not values:
         return
     connection = connections[router.db_for_write(model)]
+    with connection.cursor() as cursor:
+        cursor.execute(*_delete_sql(model, field, values, connection))
+
+
+def rows_replace(
+    model: type[Model], field: str, values: Sequence[object], rows: Sequence[Model]
+) -> None:
+    """`rows_delete(model, field, values)`, then `rows_insert(rows, ignore_conflicts=True)`:
+    on PostgreSQL in one statement (the DELETE in a WITH), so the new rows must not be among
+    those deleted (they would be kept: both parts see the table as it was)."""
+    connection = connections[router.db_for_write(model)]
+    if not values or not rows or connection.vendor != "postgresql":
+        rows_delete(model, field, values)
+        rows_insert(rows, ignore_conflicts=True)
+        return
+    meta = model._meta
+    quote = connection.ops.quote_name
+    columns: list[Field[Any, Any]] = [
+        f for f in meta.concrete_fields if not f.primary_key and isinstance(f, Field)
+    ]
+    for row in rows:
+        for column in columns:
+            column.pre_save(row, add=True)
+    one = "(" + ", ".join(["%s"] * len(columns)) + ")"
+    delete, params = _delete_sql(model, field, values, connection)
+    sql = (
+        f"WITH gone AS ({delete}) INSERT INTO {quote(meta.db_table)}"
+        f" ({', '.join(quote(str(f.column)) for f in columns)})"
+        f" VALUES {', '.join([one] * len(rows))} ON CONFLICT DO NOTHING"
+    )
+    params += [
+        column.get_db_prep_save(getattr(row, column.attname), connection)
+        for row in rows
+        for column in columns
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+
+
+def _delete_sql(
+    model: type[Model], field: str, values: Sequence[object], connection: BaseDatabaseWrapper
+) -> tuple[str, list[Any]]:
     quote = connection.ops.quote_name
     column = model._meta.get_field(field)
     assert isinstance(column, Field)
     marks = ", ".join(["%s"] * len(values))
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"DELETE FROM {quote(model._meta.db_table)} WHERE {quote(str(column.column))}"
-            f" IN ({marks})",
-            list[Any](values),
-        )
+    table = quote(model._meta.db_table)
+    return f"DELETE FROM {table} WHERE {quote(str(column.column))} IN ({marks})", list(values)

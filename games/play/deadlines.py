@@ -131,8 +131,6 @@ def deadlines_set(changes: Sequence[tuple[Game, Seat, datetime | None]]) -> None
             moved.append((game, seat))
         seat.deadline = deadline
     statements.rows_update([*ended, *(s for _, s in started), *(s for _, s in moved)], ["deadline"])
-    notices.turns_ended(ended)
     for game, seat in moved:
         notices.deadline_moved(game=game, seat=seat)
-    for game, seat in started:
-        notices.turn_started(game=game, seat=seat)
+    notices.turns_changed(ended=ended, started=started)
