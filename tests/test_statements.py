@@ -93,7 +93,8 @@ def test_rows_replace_deletes_the_named_rows_and_writes_the_new_ones(make_cornma
         statements.rows_replace(
             Reminder, "seat", [mover.pk], [Reminder(seat=next_player, ply=2, due=clock.now())]
         )
-    assert len(captured.captured_queries) == 1
+    # One statement on PostgreSQL (the DELETE in a WITH); SQLite has no such WITH: two.
+    assert len(captured.captured_queries) == (1 if connection.vendor == "postgresql" else 2)
     assert sorted(Reminder.objects.values_list("seat_id", "ply")) == sorted(
         [(kept.pk, 1), (next_player.pk, 2)]
     )
