@@ -52,7 +52,7 @@ def queue_on_commit(name: str, calls: Iterable[tuple[Any, ...]]) -> None:
                 "could not queue %s for %d call(s) from %r on; the sweep will pick them up",
                 name,
                 len(batch) - done,
-                batch[done],
+                batch[min(done, len(batch) - 1)],
             )
 
     transaction.on_commit(queue)

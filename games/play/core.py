@@ -394,7 +394,7 @@ def game_locked(game_id: int) -> Game:
     alias = router.db_for_write(Game)
     connection = connections[alias]
     if connection.get_autocommit():
-        raise TransactionManagementError("game_locked is called inside transaction.atomic().")
+        raise TransactionManagementError("game_locked needs a transaction: call it in atomic().")
     try:
         if connection.vendor == "postgresql":
             found = _GAME_LOCKED_BOUNDED.fetch(
