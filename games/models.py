@@ -367,12 +367,19 @@ class Profile(models.Model):
 
 def json_safe(value: Any) -> Any:
     """Tuples to lists, recursively, so that what an engine returns compares equal after a
-    round trip through a JSONField."""
+    round trip through a JSONField. On every move, over the whole state: the leaves (most of
+    it) are passed without a call each."""
     if isinstance(value, dict):
-        return {str(k): json_safe(v) for k, v in value.items()}
+        return {
+            k if type(k) is str else str(k): v if type(v) in _JSON_LEAVES else json_safe(v)
+            for k, v in value.items()
+        }
     if isinstance(value, list | tuple):
-        return [json_safe(v) for v in value]
+        return [v if type(v) in _JSON_LEAVES else json_safe(v) for v in value]
     return value
+
+
+_JSON_LEAVES = frozenset({str, int, float, bool, type(None)})
 
 
 # --- clocks and mails ------------------------------------------------------------------------

@@ -40,16 +40,19 @@ def queue_on_commit(name: str, calls: Iterable[tuple[Any, ...]]) -> None:
         return
 
     def queue() -> None:
-        for done, args in enumerate(batch):
-            try:
-                send(name, args)
-            except Exception:
-                logger.exception(
-                    "could not queue %s for %d call(s) from %r on; the sweep will pick them up",
-                    name,
-                    len(batch) - done,
-                    args,
-                )
-                return
+        done = 0
+        try:
+            # One producer (one broker connection taken from the pool) for the whole batch.
+            with current_app.producer_or_acquire() as producer:
+                for args in batch:
+                    send(name, args, producer=producer)
+                    done += 1
+        except Exception:
+            logger.exception(
+                "could not queue %s for %d call(s) from %r on; the sweep will pick them up",
+                name,
+                len(batch) - done,
+                batch[min(done, len(batch) - 1)],
+            )
 
     transaction.on_commit(queue)

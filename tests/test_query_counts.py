@@ -34,7 +34,10 @@ pytestmark = pytest.mark.django_db
 
 # The pinned numbers. A change here is a change in what a page costs: say why in the commit.
 # The move POST answers htmx with the game's partial, so it holds a game page's reads too.
-MOVE_POST = {"cornmaze": 13, "robotmaze": 13, "mazerace": 9, "mazerace-live": 9}
+# The game's lock takes its lock_timeout in the same statement (play.core.game_locked); a
+# game by turns deletes the mover's reminder and writes the next player's in one statement
+# (mail.notices.turns_changed).
+MOVE_POST = {"cornmaze": 11, "robotmaze": 11, "mazerace": 8, "mazerace-live": 8}
 # A race's page reads no moves: it shows no log.
 # A signed-in viewer's full page reads "Your move: N" for the header and title (one query).
 # The full page shows the game's chat: one query for its latest messages (and one for whom the

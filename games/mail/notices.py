@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 
 from django.contrib.auth import get_user_model
 
-from games import clock
+from games import clock, statements
 from games.mail import outbox, preferences
 from games.models import EmailPreferences, Game, Outbox, Reminder, Seat
 
@@ -33,21 +33,27 @@ def reminder_time(*, deadline: datetime, time_left: timedelta) -> datetime:
     return deadline - time_left / REMINDER_SHARE
 
 
-def turn_started(*, game: Game, seat: Seat) -> None:
-    """A seat was given a deadline (`play.deadlines.deadlines_set`): a reminder for when a fifth of
-    its time is left, and a "your turn" mail."""
-    duration = game.clock_duration
-    if duration is None or seat.deadline is None or seat.user_id is None or seat.bot:
-        return  # bots need no reminding
-    due = reminder_time(deadline=seat.deadline, time_left=game.turn_time(seat))
-    Reminder.objects.bulk_create(
-        [Reminder(seat=seat, ply=game.ply, due=due)], ignore_conflicts=True
-    )
-    # The seat's person as the move read them (play.core.seats_read), or read now.
-    user = seat.user if _person_read(seat) else outbox.people().filter(pk=seat.user_id).first()
-    outbox.mails_queue(
-        outbox.mail_rows(game=game, people=[(seat, user)], kind=Kind.YOUR_TURN, ply=game.ply)
-    )
+def turns_changed(*, ended: Sequence[Seat], started: Sequence[tuple[Game, Seat]]) -> None:
+    """Turns ended and started (`play.deadlines.deadlines_set`): the seats whose turn ended
+    (they moved, were dropped, or their game ended) need their reminders no more; each seat
+    given a deadline gets a reminder for when a fifth of its time is left, and a "your turn"
+    mail. The reminders are deleted and written in one statement."""
+    reminders = []
+    mails = []
+    for game, seat in started:
+        if game.clock_duration is None or seat.deadline is None or seat.user_id is None:
+            continue
+        if seat.bot:
+            continue  # bots need no reminding
+        due = reminder_time(deadline=seat.deadline, time_left=game.turn_time(seat))
+        reminders.append(Reminder(seat=seat, ply=game.ply, due=due))
+        # The seat's person as the move read them (play.core.seats_read), or read now.
+        user = seat.user if _person_read(seat) else outbox.people().filter(pk=seat.user_id).first()
+        mails += outbox.mail_rows(
+            game=game, people=[(seat, user)], kind=Kind.YOUR_TURN, ply=game.ply
+        )
+    statements.rows_replace(Reminder, "seat", [seat.pk for seat in ended], reminders)
+    outbox.mails_queue(mails)
 
 
 def _person_read(seat: Seat) -> bool:
@@ -69,13 +75,6 @@ def deadline_moved(*, game: Game, seat: Seat) -> None:
     Reminder.objects.filter(seat=seat).update(
         due=reminder_time(deadline=seat.deadline, time_left=game.turn_time(seat))
     )
-
-
-def turns_ended(seats: Sequence[Seat]) -> None:
-    """These seats moved, were dropped, or their game ended (`play.deadlines.deadlines_set`): their
-    reminders are not needed any more."""
-    if seats:
-        Reminder.objects.filter(seat__in=[seat.pk for seat in seats]).delete()
 
 
 def games_ended(games: Sequence[Game], seats: Sequence[Seat]) -> None:

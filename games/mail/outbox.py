@@ -27,7 +27,7 @@ from django.db.models import QuerySet
 from django.template.loader import render_to_string
 from django.urls import reverse
 
-from games import clock, queueing
+from games import clock, queueing, statements
 from games.mail import chatnews, preferences, watching
 from games.models import EmailPreferences, Game, Move, Outbox, Seat, Vacation
 from games.ui import wording
@@ -79,21 +79,10 @@ def mail_rows(
 
 
 def mails_queue(rows: Sequence[Outbox]) -> None:
-    """Save the rows that are not there already and send them on commit. Under the games'
+    """Save the rows that are not there already (the outbox's unique key: game, seat, ply,
+    kind) and send them on commit: one INSERT ... ON CONFLICT DO NOTHING. Under the games'
     locks, so no other transaction makes these games' rows meanwhile."""
-    if not rows:
-        return
-    there = set(
-        Outbox.objects.filter(
-            game_id__in={row.game_id for row in rows},
-            kind__in={row.kind for row in rows},
-            ply__in={row.ply for row in rows},
-        ).values_list("game_id", "seat", "ply", "kind")
-    )
-    created = Outbox.objects.bulk_create(
-        [row for row in rows if (row.game_id, row.seat, row.ply, row.kind) not in there]
-    )
-    send_on_commit(row.pk for row in created)
+    send_on_commit(statements.rows_insert(rows, ignore_conflicts=True))
 
 
 def task_grace() -> timedelta:

@@ -21,9 +21,11 @@ from datetime import datetime
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import OperationalError, connections, router, transaction
-from django.db.models import Prefetch, QuerySet, prefetch_related_objects
+from django.db.models import BooleanField, QuerySet
+from django.db.models.expressions import RawSQL
+from django.db.transaction import TransactionManagementError
 
-from games import clock, engines
+from games import clock, engines, statements
 from games.archive import ratings
 from games.archive import results as player_results
 from games.bots import get_bot, levels
@@ -254,8 +256,16 @@ def seats_read(game: Game) -> list[Seat]:
     kept on `game`, so that `game.seats.all()` reads no more until the request ends. The
     caller holds the game lock, and every change to a seat from here on is made to these
     objects (deadlines_set, game_end), so they stay what the database holds."""
-    prefetch_related_objects([game], Prefetch("seats", queryset=_seats_with_people()))
-    return list(game.seats.all())
+    seats = _SEATS_WITH_PEOPLE.fetch(game.pk, alias=router.db_for_write(Seat))
+    for seat in seats:
+        Seat.game.field.set_cached_value(seat, game)
+    # As prefetch_related keeps them: `game.seats.all()` answers from this, and a filter on
+    # it is still the game's seats.
+    kept = game.seats.get_queryset()
+    kept._result_cache = seats
+    kept._prefetch_done = True  # type: ignore[attr-defined]
+    game._prefetched_objects_cache = {"seats": kept}  # type: ignore[attr-defined]
+    return seats
 
 
 def move_number(game: Game, seat_index: int) -> int:
@@ -351,7 +361,7 @@ def seats_time_out(expired: Sequence[tuple[Game, int]]) -> int:
             endings.append(Ending(game, seats[game_id], now, result.reason, result.places))
     Move.objects.bulk_create(moves)
     _games_end(endings)
-    deadlines.rows_update([e.game for e in endings], [*GAME_END_FIELDS, "state", "ply"])
+    statements.rows_update([e.game for e in endings], [*GAME_END_FIELDS, "state", "ply"])
     return done
 
 
@@ -381,23 +391,50 @@ def game_locked(game_id: int) -> Game:
     `transaction.atomic()`: the lock is held until that transaction ends. The wait for the lock
     is bounded (GAME_LOCK_TIMEOUT_MS, for the rest of the transaction on PostgreSQL): past
     it, GameBusy, and the transaction is rolled back by the exception."""
-    connection = connections[router.db_for_write(Game)]
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT set_config('lock_timeout', %s, true)",
-                [f"{int(settings.GAME_LOCK_TIMEOUT_MS)}ms"],
-            )
+    alias = router.db_for_write(Game)
+    connection = connections[alias]
+    if connection.get_autocommit():
+        raise TransactionManagementError("game_locked needs a transaction: call it in atomic().")
     try:
-        game = Game.objects.select_for_update().get(pk=game_id)
-    except Game.DoesNotExist:
-        raise GameError("There is no such game.") from None
+        if connection.vendor == "postgresql":
+            found = _GAME_LOCKED_BOUNDED.fetch(
+                game_id, f"{int(settings.GAME_LOCK_TIMEOUT_MS)}ms", alias=alias
+            )
+        else:
+            found = _GAME_LOCKED.fetch(game_id, alias=alias)
     except OperationalError as exc:
         if getattr(exc.__cause__, "sqlstate", None) == LOCK_NOT_AVAILABLE:
             raise GameBusy() from exc
         raise
+    if not found:
+        raise GameError("There is no such game.")
+    game = found[0]
     _as_read(game)
     return game
+
+
+# Markers of the compiled reads' parameters (statements.Compiled): values no real one takes.
+_GAME_ID = -7_000_001
+_TIMEOUT = "-7000002ms"
+
+_GAME_LOCKED = statements.Compiled(
+    lambda game_id: Game.objects.select_for_update().filter(pk=game_id), _GAME_ID
+)
+# The bound on the lock's wait set by the statement that takes the lock, one round trip: the
+# filter runs on the game's row before the row is locked, and set_config(..., true) holds
+# for the rest of the transaction.
+_GAME_LOCKED_BOUNDED = statements.Compiled(
+    lambda game_id, timeout: Game.objects.select_for_update().filter(
+        RawSQL(
+            "set_config('lock_timeout', %s, true) IS NOT NULL",
+            [timeout],
+            output_field=BooleanField(),
+        ),
+        pk=game_id,
+    ),
+    _GAME_ID,
+    _TIMEOUT,
+)
 
 
 # Written with every save of a game under its lock: JSON may have changed in place.
@@ -425,7 +462,7 @@ def game_save(game: Game) -> None:
         if not f.primary_key
         and (f.name in _ALWAYS_SAVED or getattr(game, f.attname) != as_read.get(f.attname))
     ]
-    game.save(update_fields=changed)
+    statements.rows_update([game], changed)
     _as_read(game)
 
 
@@ -457,7 +494,7 @@ def move_play(
     resignation; `at_ms`: a race step's landing time, given by the race's own clock."""
     now = clock.now()
     record, result = _move_apply(game, seat, number, move, by_site=by_site, at_ms=at_ms, now=now)
-    record.save()
+    statements.rows_insert([record])
     _move_settle(game, result, now=now)
     return record
 
@@ -566,7 +603,7 @@ def _games_end(endings: Sequence[Ending]) -> None:
         for seat in ending.seats:
             seat.place = ending.places[seat.index] if ending.places is not None else None
             seat.finished_at = ending.at
-    deadlines.rows_update([s for e in endings for s in e.seats], ["place", "finished_at"])
+    statements.rows_update([s for e in endings for s in e.seats], ["place", "finished_at"])
     deadlines.deadlines_set([(e.game, seat, None) for e in endings for seat in e.seats])
     player_results.results_count([(e.game, e.seats) for e in endings])
     ratings.ratings_update([(e.game, e.seats) for e in endings])
@@ -578,6 +615,11 @@ def _seats_with_people() -> QuerySet[Seat]:
     return Seat.objects.select_related(
         "user__profile", "user__email_preferences", "user__vacation"
     ).order_by("index")
+
+
+_SEATS_WITH_PEOPLE = statements.Compiled(
+    lambda game_id: _seats_with_people().filter(game_id=game_id), _GAME_ID
+)
 
 
 # --- deadlines moved by the admin ---------------------------------------------------------------

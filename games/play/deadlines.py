@@ -1,6 +1,5 @@
-"""The one write of `Seat.deadline` (`deadlines_set`) and the deadlines of a turn, with the
-short UPDATEs that the core and the sweep's batches write rows with. The caller holds the
-games' locks."""
+"""The one write of `Seat.deadline` (`deadlines_set`) and the deadlines of a turn. The caller
+holds the games' locks."""
 
 from __future__ import annotations
 
@@ -8,45 +7,10 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from django.db import connections, router
-from django.db.models import Field, Model
-
-from games import clock
+from games import clock, statements
 from games.engines.base import Engine
 from games.mail import notices
 from games.models import ClockEvent, Game, Profile, Seat, Vacation
-
-
-def rows_update(rows: Sequence[Model], fields: Sequence[str]) -> None:
-    """Save these fields of these rows of one model: the same short UPDATE for each row, sent
-    together (executemany; on PostgreSQL one pipeline, prepared once). Django's bulk_update
-    builds one CASE per field and row out of expressions, which takes longer than the sweep's
-    whole budget for a batch."""
-    if not rows:
-        return
-    meta = rows[0]._meta
-    connection = connections[router.db_for_write(type(rows[0]))]
-    quote = connection.ops.quote_name
-    columns: list[Field] = []
-    for name in fields:
-        field = meta.get_field(name)
-        assert isinstance(field, Field)
-        columns.append(field)
-    assert meta.pk is not None
-    sets = ", ".join(f"{quote(str(field.column))} = %s" for field in columns)
-    sql = f"UPDATE {quote(meta.db_table)} SET {sets} WHERE {quote(str(meta.pk.column))} = %s"
-    with connection.cursor() as cursor:
-        cursor.executemany(
-            sql,
-            [
-                [
-                    field.get_db_prep_save(getattr(row, field.attname), connection)
-                    for field in columns
-                ]
-                + [row.pk]
-                for row in rows
-            ],
-        )
 
 
 def seats_kept(game: Game) -> list[Seat] | None:
@@ -90,7 +54,7 @@ def turn_deadlines(game: Game, engine: Engine) -> None:
             start = _turn_start(game, seat, now)
             deadline = clock.clock_add(start, game.turn_time(seat), zone) if duration else None
         changes.append((game, seat, deadline))
-    rows_update(banked, ["bank"])
+    statements.rows_update(banked, ["bank"])
     deadlines_set(changes)
 
 
@@ -166,9 +130,7 @@ def deadlines_set(changes: Sequence[tuple[Game, Seat, datetime | None]]) -> None
         else:
             moved.append((game, seat))
         seat.deadline = deadline
-    rows_update([*ended, *(s for _, s in started), *(s for _, s in moved)], ["deadline"])
-    notices.turns_ended(ended)
+    statements.rows_update([*ended, *(s for _, s in started), *(s for _, s in moved)], ["deadline"])
     for game, seat in moved:
         notices.deadline_moved(game=game, seat=seat)
-    for game, seat in started:
-        notices.turn_started(game=game, seat=seat)
+    notices.turns_changed(ended=ended, started=started)

@@ -1,7 +1,8 @@
 """Limits on abuse: how often one client, one address, one account or one seat may do a thing.
 
-Counts live in the cache (Redis), counted by django-ratelimit in fixed windows; the rates are one
-table in settings (`RATE_LIMITS`). A view calls `check` (or is decorated with `limit`) where the
+Counts live in the cache (Redis), counted by django-ratelimit in fixed windows (on Redis, a count
+is made in one round trip, with the same windows and keys); the rates are one table in settings
+(`RATE_LIMITS`). A view calls `check` (or is decorated with `limit`) where the
 thing is about to happen; over the limit it raises `Limited`, which `LimitMiddleware` answers
 with 429, a sentence saying when to try again, and `Retry-After`. The client's address comes
 from `client_ip`, which trusts X-Forwarded-For only as far as the settings say proxies of ours
@@ -13,14 +14,24 @@ import functools
 import ipaddress
 import logging
 import math
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
+from weakref import WeakKeyDictionary
 
 from django.conf import settings
+from django.core.cache import caches
+from django.core.cache.backends.redis import RedisCache
 from django.core.exceptions import ImproperlyConfigured
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import render
-from django_ratelimit.core import get_usage
+from django_ratelimit.core import (
+    EXPIRATION_FUDGE,
+    _get_window,
+    _make_cache_key,
+    _split_rate,
+    get_usage,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -160,6 +171,9 @@ class LimitMiddleware:
 def _usage(request: HttpRequest, name: str, value: str, *, increment: bool) -> Any:
     limit_rate = rate(name)
     try:
+        cache = caches[getattr(settings, "RATELIMIT_USE_CACHE", "default")]
+        if increment and isinstance(cache, RedisCache):
+            return _counted_on_redis(cache, name, value, limit_rate)
         return get_usage(
             request,
             group=name,
@@ -173,6 +187,36 @@ def _usage(request: HttpRequest, name: str, value: str, *, increment: bool) -> A
         # site down with it (RATELIMIT_FAIL_OPEN does the same for a count that went missing).
         logger.warning("rate limit %s not counted: the cache failed", name, exc_info=True)
         return None
+
+
+# One Redis client for each cache object (there is one a thread): Django's cache makes a new
+# client, with its table of reply handlers, for every command.
+_CLIENTS: WeakKeyDictionary[RedisCache, Any] = WeakKeyDictionary()
+
+
+def _counted_on_redis(cache: RedisCache, name: str, value: str, limit_rate: str) -> Any:
+    """Count one as django-ratelimit's get_usage does (the same fixed window and key), in one
+    round trip: the window's counter made if missing and incremented, in one pipeline."""
+    if not getattr(settings, "RATELIMIT_ENABLE", True):
+        return None
+    limit, period = _split_rate(limit_rate)
+    window = _get_window(value, period)
+    key = cache.make_and_validate_key(
+        _make_cache_key(name, window, limit_rate, value, get_usage.ALL)
+    )
+    client = _CLIENTS.get(cache)
+    if client is None:
+        client = _CLIENTS[cache] = cache._cache.get_client(key, write=True)
+    pipe = client.pipeline(transaction=False)
+    pipe.set(key, 0, ex=period + EXPIRATION_FUDGE, nx=True)
+    pipe.incr(key)
+    count = pipe.execute()[-1]
+    return {
+        "count": count,
+        "limit": limit,
+        "should_limit": count > limit,
+        "time_left": window - int(time.time()),
+    }
 
 
 def _duration(seconds: int) -> str:
