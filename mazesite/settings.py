@@ -282,6 +282,11 @@ CACHES = {
         "OPTIONS": {"socket_timeout": 2, "socket_connect_timeout": 2},
     }
 }
+# Sessions read from the cache, kept in the database (games/accounts/sessions.py: a session
+# read costs no query; while Redis does not answer, the database alone). A session stays in the
+# cache at most this long, so that a copy the cache missed a change to goes away soon.
+SESSION_ENGINE = "games.accounts.sessions"
+SESSION_CACHE_SECONDS = env_int("SESSION_CACHE_SECONDS", 300)
 
 # The game page's drawn move logs are kept in the cache under this prefix (games/pages/
 # contexts.py); the tests give each test its own.
