@@ -20,11 +20,16 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.sessions.backends.cached_db import SessionStore as CachedDBStore
+from django.core.cache.backends.base import BaseCache
 
 logger = logging.getLogger(__name__)
 
 
 class SessionStore(CachedDBStore):
+    # Set by Django's stores; not in django-stubs.
+    _cache: BaseCache
+    _session: dict[str, Any]
+
     def _cache_seconds(self, expiry: Any = None) -> int:
         age = self.get_expiry_age(expiry=expiry) if expiry is not None else self.get_expiry_age()
         return max(0, min(age, settings.SESSION_CACHE_SECONDS))
@@ -36,8 +41,8 @@ class SessionStore(CachedDBStore):
             logger.warning("could not read a session from the cache", exc_info=True)
             data = None
         if data is not None:
-            return data  # type: ignore[no-any-return]
-        s = self._get_session_from_db()
+            return data
+        s = self._get_session_from_db()  # type: ignore[attr-defined]
         if not s:
             return {}
         data = self.decode(s.session_data)
@@ -45,7 +50,7 @@ class SessionStore(CachedDBStore):
             self._cache.set(self.cache_key, data, self._cache_seconds(s.expire_date))
         except Exception:  # noqa: BLE001 - read from the database again next time
             logger.warning("could not keep a session in the cache", exc_info=True)
-        return data  # type: ignore[no-any-return]
+        return data
 
     def exists(self, session_key: str | None) -> bool:
         if not session_key:
