@@ -12,7 +12,7 @@ down with the clock. What a kept partial may show is decided by its key:
 - the viewer: its seat (a player sees its own hidden parts: a Robot Maze Race's warehouse, a
   Maze Race's own runner), else signed in or not, and whether a seat is kept for it or it made
   the game; two viewers share a partial only where the page is the same for both;
-- every seat's person, deadline, bank and place, each seat's vacation as it stands now and
+- every seat's person, deadline, bank, place, Ready and way out, its vacation as it stands now and
   whether its deadline has passed (what the seats' rows show), so that a change there that did
   not add to the version still draws the partial again.
 
@@ -71,7 +71,8 @@ FACTS_SQL = """
 SELECT s.index, s.user_id, s.reserved_for_id, s.bot, s.deadline, s.bank, s.place,
        v.started_at, v.until,
        g.version, g.status, g.seed_sha256, g.clock, g.race_starts_at,
-       g.clock_options ? 'bank_days', g.created_by_id, g.kind
+       g.clock_options ? 'bank_days', g.created_by_id, g.kind,
+       s.ready_at, s.finished_at
 FROM games_seat s
 JOIN games_game g ON g.id = s.game_id
 LEFT JOIN games_vacation v ON v.user_id = s.user_id
@@ -89,7 +90,7 @@ def page_facts(game_id: int, user: Any, now: datetime) -> PageFacts | None:
     if not rows:
         return None
     first = rows[0]
-    version, status, seed_sha, game_clock, race_starts_at, banked, created_by, kind = first[9:]
+    version, status, seed_sha, game_clock, race_starts_at, banked, created_by, kind = first[9:17]
     deadlines = {r[0]: r[4] for r in rows if r[4] is not None}
     me = user.pk if user.is_authenticated else None
     seat = next((r[0] for r in rows if me is not None and r[1] == me), None)
@@ -120,10 +121,26 @@ def page_facts(game_id: int, user: Any, now: datetime) -> PageFacts | None:
             deadline is not None and deadline > now,
             str(bank),
             place,
+            # A runner's Ready and its way out (which come with the version, in a race).
+            str(ready),
+            str(out),
             # On vacation now (what the seat's row shows), and until when.
             until.isoformat() if started and until and started <= now < until else "",
         )
-        for index, user_id, reserved, bot, deadline, bank, place, started, until, *_ in rows
+        for (
+            index,
+            user_id,
+            reserved,
+            bot,
+            deadline,
+            bank,
+            place,
+            started,
+            until,
+            *_,
+            ready,
+            out,
+        ) in rows
     ]
     digest = hashlib.sha256(repr((status, game_clock, seats)).encode()).hexdigest()[:24]
     prefix = settings.GAME_LOG_CACHE_PREFIX
