@@ -276,7 +276,8 @@ EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 20)
 # seconds, so a page or a worker's heartbeat never hangs on it.
 CACHES = {
     "default": {
-        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        # Django's Redis cache, one client per pool kept (mazesite/cache.py).
+        "BACKEND": "mazesite.cache.RedisCache",
         "LOCATION": REDIS_URL,
         "KEY_PREFIX": CELERY_TASK_DEFAULT_QUEUE,  # one site (or test worker), one prefix
         "OPTIONS": {"socket_timeout": 2, "socket_connect_timeout": 2},
