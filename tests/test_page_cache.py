@@ -12,7 +12,7 @@ import pytest
 import time_machine
 from django.conf import settings
 from django.db import connection
-from django.test import Client
+from django.test import Client, override_settings
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
@@ -345,3 +345,29 @@ def test_a_draft_is_drawn_for_its_request_alone(make_user) -> None:
     assert "20 of 20 crates" in page(client, game, **HTMX)
     assert "20 of 20 crates" in page(client, game)
     assert kept_keys() == 1
+
+
+def test_without_the_cache_the_game_page_is_drawn_for_each_look(make_cornmaze) -> None:
+    """Redis at a closed port (a real address where nobody listens): the session from the
+    database, the partial drawn afresh, the page the same as with the cache."""
+    from tests.test_sessions import closed_port
+
+    game = make_cornmaze()
+    post_move(game, cornmaze_form)
+    client = client_for(seat_user(game, 0))
+    with time_machine.travel(clock.now(), tick=False):
+        drawn = fresh(client, game)
+        down = {
+            **settings.CACHES,
+            "default": {
+                **settings.CACHES["default"],
+                "LOCATION": f"redis://127.0.0.1:{closed_port()}/0",
+                "OPTIONS": {"socket_timeout": 1, "socket_connect_timeout": 1},
+            },
+        }
+        with override_settings(CACHES=down):
+            for headers in ({}, HTMX):
+                response = client.get(reverse("game", args=[game.pk]), **headers)
+                assert response.status_code == 200
+            assert CSRF.sub(r"\1", response.content.decode()) in drawn
+            assert page(client, game) == drawn
