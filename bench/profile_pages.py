@@ -214,6 +214,14 @@ def run(args: argparse.Namespace) -> None:
         return lambda: client.post(path, form, headers=htmx)
 
     me = clients["me"]
+    turn = [0]
+
+    def partial_next() -> Callable[[], Any]:
+        """The htmx GET of the game's partial, of each of the three games in turn."""
+        turn[0] += 1
+        game = (corn, data["robotmaze"], data["mazerace"])[turn[0] % 3]
+        return lambda: me.get(f"/games/{game.pk}/", headers=htmx)
+
     cases: dict[str, tuple[str, Callable[[], Callable[[], Any]]]] = {
         "move": ("Corn maze move POST (htmx)", move_once),
         "cornmaze": (
@@ -227,6 +235,14 @@ def run(args: argparse.Namespace) -> None:
         "mazerace": (
             "Maze Race page, signed in",
             lambda: lambda: me.get(f"/games/{data['mazerace'].pk}/"),
+        ),
+        "partials": (
+            "the three games' partials (htmx), signed in",
+            lambda: partial_next(),
+        ),
+        "poll": (
+            "poll with nothing new (204), signed in",
+            lambda: lambda: me.get(f"/games/{corn.pk}/?since={corn.version}", headers=htmx),
         ),
         "lobby": (f"lobby, signed in, {args.own + 3} own games", lambda: lambda: me.get("/")),
         "lobby-anon": ("lobby, anonymous", lambda: lambda: anonymous.get("/")),
@@ -256,7 +272,7 @@ def run(args: argparse.Namespace) -> None:
                     profile.disable()
                 times.append(time.perf_counter() - started)
                 cpu.append(time.process_time() - cpu_started)
-            assert answer.status_code == 200, (key, answer.status_code)
+            assert answer.status_code == (204 if key == "poll" else 200), (key, answer.status_code)
             queries += len(captured.captured_queries)
         times.sort()
         print(
@@ -297,7 +313,17 @@ def main() -> int:
     parser.add_argument(
         "--only",
         nargs="*",
-        choices=["move", "cornmaze", "robotmaze", "mazerace", "lobby", "lobby-anon", "record"],
+        choices=[
+            "move",
+            "cornmaze",
+            "robotmaze",
+            "mazerace",
+            "partials",
+            "poll",
+            "lobby",
+            "lobby-anon",
+            "record",
+        ],
     )
     args = parser.parse_args()
     setup()

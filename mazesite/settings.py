@@ -276,12 +276,18 @@ EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 20)
 # seconds, so a page or a worker's heartbeat never hangs on it.
 CACHES = {
     "default": {
-        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        # Django's Redis cache, one client per pool kept (mazesite/cache.py).
+        "BACKEND": "mazesite.cache.RedisCache",
         "LOCATION": REDIS_URL,
         "KEY_PREFIX": CELERY_TASK_DEFAULT_QUEUE,  # one site (or test worker), one prefix
         "OPTIONS": {"socket_timeout": 2, "socket_connect_timeout": 2},
     }
 }
+# Sessions read from the cache, kept in the database (games/accounts/sessions.py: a session
+# read costs no query; while Redis does not answer, the database alone). A session stays in the
+# cache at most this long, so that a copy the cache missed a change to goes away soon.
+SESSION_ENGINE = "games.accounts.sessions"
+SESSION_CACHE_SECONDS = env_int("SESSION_CACHE_SECONDS", 300)
 
 # The game page's drawn move logs are kept in the cache under this prefix (games/pages/
 # contexts.py); the tests give each test its own.

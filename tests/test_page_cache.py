@@ -6,19 +6,20 @@ the page read it."""
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
 import pytest
 import time_machine
 from django.conf import settings
 from django.db import connection
-from django.test import Client
+from django.test import Client, override_settings
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from games import clock
 from games.models import Game
 from games.pages import contexts
-from tests.conftest import _delete_cache_keys, seat_user
+from tests.conftest import _delete_cache_keys, play_to_the_end, seat_user, to_move
 from tests.test_query_counts import HTMX, client_for, cornmaze_form, post_move
 from tests.test_robotmaze_site import WAREHOUSES, play, set_up
 
@@ -143,7 +144,8 @@ def test_a_cache_that_does_not_answer_costs_a_query_not_the_page(
     assert log_of(body).count("<li") == 1
 
 
-def test_the_poll_with_nothing_new_reads_the_session_and_the_version_only(make_cornmaze) -> None:
+def test_the_poll_with_nothing_new_reads_the_version_only(make_cornmaze) -> None:
+    """The session comes from the cache (games/accounts/sessions.py), the user is not read."""
     game = make_cornmaze()
     client = client_for(seat_user(game, 0))
     client.get(reverse("game", args=[game.pk]))
@@ -153,5 +155,219 @@ def test_the_poll_with_nothing_new_reads_the_session_and_the_version_only(make_c
         response = client.get(url, **HTMX)
     assert response.status_code == 204
     sql = [q["sql"] for q in captured.captured_queries]
-    assert len(sql) == 2, sql
-    assert "django_session" in sql[0] and '"games_game"."version"' in sql[1]
+    assert len(sql) == 1, sql
+    assert '"games_game"."version"' in sql[0]
+
+
+# --- the game's partial, kept per version and viewer (games/pages/game_cache.py) ---------------
+
+
+def fresh(client: Client, game: Game, **headers: str) -> str:
+    """The page or partial drawn afresh for this viewer: nothing kept for the game."""
+    _delete_cache_keys(settings.GAME_LOG_CACHE_PREFIX)
+    return page(client, game, **headers)
+
+
+def kept_keys() -> int:
+    import redis
+    from django.core.cache import cache
+
+    raw = redis.Redis.from_url(settings.CACHES["default"]["LOCATION"])
+    pattern = cache.make_key(settings.GAME_LOG_CACHE_PREFIX + "partial:") + "*"
+    return len(list(raw.scan_iter(match=pattern)))
+
+
+def every_viewer_gets_its_own(viewers: dict[object, Client], game: Game) -> None:
+    """Each viewer's page and partial, drawn afresh and then from what the others' looks
+    kept, in an order where each meets the others' first: always its own."""
+    for headers in ({}, HTMX):
+        cold = {role: fresh(client, game, **headers) for role, client in viewers.items()}
+        for role in list(viewers)[::-1] + list(viewers):
+            assert page(viewers[role], game, **headers) == cold[role], (role, headers)
+        # The test means something: the players' pages differ from each other's.
+        assert cold[0] != cold[1]
+    assert kept_keys() > 0
+
+
+def test_a_robot_maze_race_partial_is_kept_per_seat_never_another_warehouse(
+    robot_game, make_user
+) -> None:
+    game = robot_game
+    viewers = {
+        0: client_for(seat_user(game, 0)),
+        1: client_for(seat_user(game, 1)),
+        None: client_for(make_user()),
+        "anybody": Client(),
+    }
+    with time_machine.travel(clock.now(), tick=False):
+        every_viewer_gets_its_own(viewers, game)
+        for role, client in viewers.items():
+            body = page(client, game, **HTMX)
+            for other in (0, 1):
+                if other != role:
+                    assert "".join(WAREHOUSES[other]) not in body, (role, other)
+
+
+def test_a_slow_maze_race_partial_is_kept_per_runner(make_user) -> None:
+    from tests.test_mazerace_site import an_open_way, make_race, step
+
+    game = make_race(2, clock="P3D")
+    step(game, 0, an_open_way(game, 0))
+    step(game, 1, an_open_way(game, 1))
+    step(game, 1, an_open_way(game, 1))
+    game.refresh_from_db()
+    assert game.status == Game.Status.ACTIVE
+    viewers = {
+        0: client_for(seat_user(game, 0)),
+        1: client_for(seat_user(game, 1)),
+        None: client_for(make_user()),
+        "anybody": Client(),
+    }
+    with time_machine.travel(clock.now(), tick=False):
+        every_viewer_gets_its_own(viewers, game)
+
+
+def test_one_player_in_two_browsers_shares_a_kept_partial_each_with_its_own_csrf_token(
+    make_cornmaze, make_user
+) -> None:
+    from django.middleware.csrf import _unmask_cipher_token
+
+    game = make_cornmaze()
+    user = seat_user(game, to_move(game))
+    home, phone = client_for(user), client_for(user)
+    url = reverse("game", args=[game.pk])
+    for client in (home, phone, home):
+        body = client.get(url, **HTMX).content.decode()
+        tokens = set(re.findall(r'name="csrfmiddlewaretoken" value="([^"]+)"', body))
+        assert tokens, body[:300]
+        secret = client.cookies[settings.CSRF_COOKIE_NAME].value
+        assert {_unmask_cipher_token(t) for t in tokens} == {secret}
+    assert kept_keys() == 1
+    # Signed in or not, a visitor who is no player gets a partial kept apart.
+    client_for(make_user()).get(url, **HTMX)
+    Client().get(url, **HTMX)
+    assert kept_keys() == 3
+
+
+def test_the_time_left_is_of_each_look_not_of_the_kept_partial(make_cornmaze) -> None:
+    game = make_cornmaze()
+    client = client_for(seat_user(game, 1))
+    now = clock.now()
+    with time_machine.travel(now, tick=False):
+        first = page(client, game, **HTMX)
+    with time_machine.travel(now + timedelta(seconds=5), tick=False):
+        later = page(client, game, **HTMX)
+    assert kept_keys() == 1
+    lefts = re.findall(r'<span class="left">([^<]+)</span>', first)
+    assert lefts and lefts != re.findall(r'<span class="left">([^<]+)</span>', later)
+    assert "2 days, 23:59:55" in later or "2 days, 23:59:5" in later
+
+
+def test_a_move_a_gift_of_time_and_a_vacation_show_at_once(make_cornmaze, make_user) -> None:
+    from games.play import core, vacations
+
+    game = make_cornmaze()
+    spectator = client_for(make_user())
+    players = {s: client_for(seat_user(game, s)) for s in (0, 1)}
+    looks = [spectator, *players.values()]
+    before = [page(c, game) for c in looks]
+    post_move(game, cornmaze_form)
+    after = [page(c, game) for c in looks]
+    for old, new in zip(before, after, strict=True):
+        assert log_of(new).count("<li") == log_of(old).count("<li") + 1
+    # A gift of time (no ply: the log's clock event, the seat's new deadline).
+    game.refresh_from_db()
+    giver = 1 - to_move(game)
+    core.time_give(game_id=game.pk, user=seat_user(game, giver), seat_index=to_move(game))
+    for client, old in zip(looks, after, strict=True):
+        assert (
+            log_of(page(client, game)).count("clock-event") == log_of(old).count("clock-event") + 1
+        )
+    # A vacation of the player to move.
+    assert "on vacation until" not in page(spectator, game)
+    vacations.vacation_start(
+        user=seat_user(game, to_move(game)), until=clock.now() + timedelta(days=3)
+    )
+    for client in looks:
+        assert "on vacation until" in page(client, game, **HTMX)
+
+
+def test_a_chat_message_shows_on_a_page_whose_partial_is_kept(make_cornmaze, make_user) -> None:
+    from games.chat import service as chat
+
+    game = make_cornmaze()
+    client = client_for(seat_user(game, 0))
+    page(client, game)
+    assert kept_keys() == 1
+    chat.chat_post(game_id=game.pk, user=seat_user(game, 1), text="a word between players")
+    assert "a word between players" in page(client, game)
+
+
+def test_a_finished_game_is_not_kept_and_shows_its_rematch_offer(make_cornmaze) -> None:
+    game = play_to_the_end(make_cornmaze())
+    assert game.status == Game.Status.FINISHED
+    clients = [client_for(seat_user(game, s)) for s in (0, 1)]
+    assert 'id="rematch"' in page(clients[1], game)
+    response = clients[0].post(reverse("game_rematch", args=[game.pk]))
+    assert response.status_code == 302
+    assert 'id="accept-rematch"' in page(clients[1], game)
+    assert kept_keys() == 0
+
+
+def test_an_error_is_drawn_for_its_request_alone(make_cornmaze) -> None:
+    game = make_cornmaze()
+    client = client_for(seat_user(game, 0))
+    response = client.post(reverse("game_give_time", args=[game.pk]), {}, **HTMX)
+    assert response.status_code == 409
+    assert 'id="error"' in response.content.decode()
+    assert kept_keys() == 0
+    assert 'id="error"' not in page(client, game, **HTMX)
+    assert kept_keys() == 1
+
+
+def test_a_draft_is_drawn_for_its_request_alone(make_user) -> None:
+    """A Robot Maze Race player's warehouse being set up (the session's draft) is shown at once
+    and not kept; the partial kept before it was drafted is not served instead."""
+    from games.play import core
+
+    game = core.game_create(
+        kind="robotmaze",
+        creator=make_user(),
+        options={},
+        clock_choice="P3D",
+        seats=[core.SeatPlan(), core.SeatPlan()],
+    )
+    core.game_join(game_id=game.pk, user=make_user())
+    client = client_for(seat_user(game, 0))
+    assert "0 of 20 crates" in page(client, game, **HTMX)
+    assert kept_keys() == 1
+    client.post(reverse("game_draft", args=[game.pk]), {"action": "random"}, **HTMX)
+    assert "20 of 20 crates" in page(client, game, **HTMX)
+    assert "20 of 20 crates" in page(client, game)
+    assert kept_keys() == 1
+
+
+def test_without_the_cache_the_game_page_is_drawn_for_each_look(make_cornmaze) -> None:
+    """Redis at a closed port (a real address where nobody listens): the session from the
+    database, the partial drawn afresh, the page the same as with the cache."""
+    from tests.test_sessions import closed_port
+
+    game = make_cornmaze()
+    post_move(game, cornmaze_form)
+    client = client_for(seat_user(game, 0))
+    with time_machine.travel(clock.now(), tick=False):
+        drawn = fresh(client, game)
+        down = {
+            **settings.CACHES,
+            "default": {
+                **settings.CACHES["default"],
+                "LOCATION": f"redis://127.0.0.1:{closed_port()}/0",
+                "OPTIONS": {"socket_timeout": 1, "socket_connect_timeout": 1},
+            },
+        }
+        with override_settings(CACHES=down):
+            for headers in ({}, HTMX):
+                response = client.get(reverse("game", args=[game.pk]), **headers)
+                assert response.status_code == 200
+            assert CSRF.sub(r"\1", response.content.decode()) in drawn
+            assert page(client, game) == drawn

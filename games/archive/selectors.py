@@ -7,7 +7,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.db.models import Case, Count, Exists, F, OuterRef, Prefetch, Q, QuerySet, Value, When
+from django.db import connections, router
+from django.db.models import Case, Exists, F, OuterRef, Prefetch, Q, QuerySet, Value, When
 
 from games import clock
 from games.engines import get_engine
@@ -178,6 +179,17 @@ def game_version(game_id: int) -> tuple[int, str] | None:
     return (row[0], row[1]) if row else None
 
 
+# your_move_count's first query, written out: every signed-in page's header asks it, and the
+# ORM's building of the statement cost about ten times its round trip.
+YOUR_MOVE_COUNT_SQL = """
+SELECT count(*) FILTER (WHERE s.deadline IS NOT NULL),
+       count(*) FILTER (WHERE s.deadline IS NULL AND g.status = %s AND g.clock = %s)
+FROM games_seat s
+JOIN games_game g ON g.id = s.game_id
+WHERE s.user_id = %s AND s.finished_at IS NULL
+"""
+
+
 def your_move_count(user: User) -> int:
     """How many games wait for the user's move: their seats with a clock running, and the live
     races where they are still in the maze (or the race waits for their Ready). One query (the
@@ -186,13 +198,13 @@ def your_move_count(user: User) -> int:
     still in (as in "your games", _to_move_without_clock)."""
     if not user.is_authenticated:
         return 0
-    seats = Seat.objects.filter(user=user, finished_at__isnull=True)
-    live = Q(deadline__isnull=True, game__status=Game.Status.ACTIVE, game__clock=Clock.LIVE)
-    counts = seats.aggregate(
-        clocks=Count("pk", filter=Q(deadline__isnull=False)), live=Count("pk", filter=live)
-    )
-    found: int = counts["clocks"]
-    if counts["live"]:
+    with connections[router.db_for_read(Seat)].cursor() as cursor:
+        cursor.execute(YOUR_MOVE_COUNT_SQL, [Game.Status.ACTIVE, Clock.LIVE, user.pk])
+        clocks, live_races = cursor.fetchone()
+    found: int = clocks
+    if live_races:
+        seats = Seat.objects.filter(user=user, finished_at__isnull=True)
+        live = Q(deadline__isnull=True, game__status=Game.Status.ACTIVE, game__clock=Clock.LIVE)
         races = seats.filter(live).values_list("index", "game__kind", "game__state")
         found += sum(
             1

@@ -15,10 +15,12 @@ from django.http import (
 )
 from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.templatetags.static import static
 from django.urls import reverse
 from django.utils.cache import patch_cache_control
+from django.utils.safestring import mark_safe
 from django.views.decorators.http import (
     require_http_methods,
     require_POST,
@@ -36,7 +38,7 @@ from games.engines import ENGINES, get_engine
 from games.engines.base import JSON
 from games.mail import views as mail_views
 from games.models import Game
-from games.pages import contexts, rows
+from games.pages import contexts, game_cache, rows
 from games.play import challenges, core
 from games.play.paces import race
 from games.ui import MoveInputError, get_ui, has_ui, move_number_field, wording
@@ -174,17 +176,36 @@ def _game_response(
     chat_text: str = "",
     game: Game | None = None,
 ) -> TemplateResponse:
+    draft = request.session.get(_draft_key(game_id))
+    now = clock.now()
+    # A page with an error or a draft, or the move's answer (from the game it wrote), is drawn
+    # for its request alone; any other may be kept (game_cache).
+    facts = None
+    if game is None and not error and draft is None:
+        facts = game_cache.page_facts(game_id, request.user, now)
+    html = game_cache.kept(facts.key) if facts and facts.key else None
+    if facts and html is not None:
+        filled = game_cache.fill(html, request, facts.deadlines, now)
+        if filled is not None:
+            return _game_kept(request, game_id, facts, filled, status, chat_error, chat_text)
     # The moves are read only for a page that shows its log: a live race polled twice a
     # second has hundreds of steps and shows none of them.
     if game is None:
         game = selectors.game_for_page(game_id, with_moves=False)
     if game is None:
         raise Http404("No such game.")
+    context = contexts.game_context(game, request.user, error=error, draft=draft)
+    if facts and facts.key and facts.version == game.version:
+        # Drawn once with marks for what differs per request, kept, then filled in.
+        html = render_to_string("games/game.html#game", game_cache.marked(context), request)
+        game_cache.keep(facts.key, html)
+        deadlines = {s.index: s.deadline for s in game.seats.all() if s.deadline is not None}
+        filled = game_cache.fill(html, request, deadlines, now)
+        if filled is not None:
+            return _game_kept(request, game_id, facts, filled, status, chat_error, chat_text)
     template = "games/game.html"
     if request.htmx:
         template += "#game"
-    draft = request.session.get(_draft_key(game_id))
-    context = contexts.game_context(game, request.user, error=error, draft=draft)
     if not request.htmx:
         # The chat is outside the game's partial, with a poll of its own (game_chat).
         context.update(chat_context(request, game, context["my_seat"] is not None))
@@ -197,6 +218,35 @@ def _game_response(
     else:
         _not_stored(response)
     return response
+
+
+def _game_kept(
+    request: HtmxHttpRequest,
+    game_id: int,
+    facts: game_cache.PageFacts,
+    html: str,
+    status: int,
+    chat_error: str,
+    chat_text: str,
+) -> TemplateResponse:
+    """The page or partial around a kept partial (a game in progress: never stored)."""
+    if request.htmx:
+        context: dict[str, Any] = {"game_html": mark_safe(html)}  # noqa: S308 - drawn by the template
+        return _not_stored(
+            TemplateResponse(request, "games/_game_kept.html", context, status=status)
+        )  # type: ignore[return-value]
+    # The page around the partial shows the game's id and title, and the chat, which read
+    # only its id and whether it is over: no need to read the game itself.
+    game = Game(pk=game_id, kind=facts.kind, status=Game.Status.ACTIVE)
+    context = {
+        "game": game,
+        "title": ENGINES[facts.kind].TITLE,
+        "game_html": mark_safe(html),  # noqa: S308 - drawn by the template
+        **chat_context(request, game, facts.is_player),
+        "chat_error": chat_error,
+        "chat_text": chat_text,
+    }
+    return _not_stored(TemplateResponse(request, "games/game.html", context, status=status))  # type: ignore[return-value]
 
 
 def _not_stored(response: HttpResponseBase) -> HttpResponseBase:

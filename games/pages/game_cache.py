@@ -1,0 +1,187 @@
+"""The game's partial (`#game` of templates/games/game.html) drawn once per game version and
+viewer, kept in the cache, so that a page seen again, by the same viewer or another who sees
+the same, costs one small read (`page_facts`) instead of the game, its seats and the drawing.
+
+Only a game in progress by turns or a slow race is kept (`Game.Status.ACTIVE`, not a live
+race, no time bank): an open game shows joins, challenges and invites that change without a
+move, a finished one the rating changes and the rematch offer, a live race and a bank count
+down with the clock. What a kept partial may show is decided by its key:
+
+- the game (id and the seed's hash, as contexts._log_key), its version (every move, gift of
+  time, vacation and join adds one), its status;
+- the viewer: its seat (a player sees its own hidden parts: a Robot Maze Race's warehouse, a
+  Maze Race's own runner), else signed in or not, and whether a seat is kept for it or it made
+  the game; two viewers share a partial only where the page is the same for both;
+- every seat's person, deadline, bank, place, Ready and way out, its vacation as it stands now and
+  whether its deadline has passed (what the seats' rows show), so that a change there that did
+  not add to the version still draws the partial again.
+
+What differs from one request to the next is not in the kept HTML: the CSRF token and each
+clock's time left (whole seconds) are marks that `fill` replaces for each response. A page
+with an error or the viewer's draft is drawn for that request alone and not kept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db import connection
+from django.http import HttpRequest
+from django.middleware.csrf import get_token
+
+from games import clock
+from games.models import Clock, Game
+
+logger = logging.getLogger(__name__)
+
+# A game in progress moves on to a new key at its next move; a kept partial nobody asks for
+# again goes away after this long.
+PARTIAL_CACHE_SECONDS = 600
+
+# Marks in a kept partial, replaced for each response. NUL is in no name, text or number the
+# page draws (usernames and bot names are letters, digits and @.+-_).
+CSRF_MARK = "\x00csrf\x00"
+
+
+def left_mark(index: int) -> str:
+    return f"\x00left{index}\x00"
+
+
+@dataclass(frozen=True)
+class PageFacts:
+    """What the cache key is made of, read in one query; `key` is "" when the page is not
+    kept (see the module's docstring)."""
+
+    key: str
+    version: int
+    kind: str
+    is_player: bool
+    deadlines: dict[int, datetime]
+
+
+# What the key is made of, in one statement by the seats' index (game_id, index) written out:
+# the ORM's building of it cost about ten times its round trip, on every look at a game page.
+FACTS_SQL = """
+SELECT s.index, s.user_id, s.reserved_for_id, s.bot, s.deadline, s.bank, s.place,
+       v.started_at, v.until,
+       g.version, g.status, g.seed_sha256, g.clock, g.race_starts_at,
+       g.clock_options ? 'bank_days', g.created_by_id, g.kind,
+       s.ready_at, s.finished_at
+FROM games_seat s
+JOIN games_game g ON g.id = s.game_id
+LEFT JOIN games_vacation v ON v.user_id = s.user_id
+WHERE s.game_id = %s
+ORDER BY s.index
+"""
+
+
+def page_facts(game_id: int, user: Any, now: datetime) -> PageFacts | None:
+    """The game's kept-partial key for this viewer, from one read of its seats with the game's
+    columns that the key needs. None for a game with no seats (or none at all)."""
+    with connection.cursor() as cursor:
+        cursor.execute(FACTS_SQL, [game_id])
+        rows = cursor.fetchall()
+    if not rows:
+        return None
+    first = rows[0]
+    version, status, seed_sha, game_clock, race_starts_at, banked, created_by, kind = first[9:17]
+    deadlines = {r[0]: r[4] for r in rows if r[4] is not None}
+    me = user.pk if user.is_authenticated else None
+    seat = next((r[0] for r in rows if me is not None and r[1] == me), None)
+    facts = PageFacts(
+        key="", version=version, kind=kind, is_player=seat is not None, deadlines=deadlines
+    )
+    if (
+        status != Game.Status.ACTIVE
+        or game_clock == Clock.LIVE
+        or race_starts_at is not None
+        or banked
+    ):
+        return facts
+    if seat is not None:
+        viewer = f"s{seat}"
+    elif me is None:
+        viewer = "a"
+    else:
+        kept = next((r[0] for r in rows if r[1] is None and r[2] == me), None)
+        viewer = "u" + ("" if kept is None else f"k{kept}") + ("c" if created_by == me else "")
+    seats = [
+        (
+            index,
+            user_id,
+            reserved,
+            bot,
+            deadline.isoformat() if deadline else "",
+            deadline is not None and deadline > now,
+            str(bank),
+            place,
+            # A runner's Ready and its way out (which come with the version, in a race).
+            str(ready),
+            str(out),
+            # On vacation now (what the seat's row shows), and until when.
+            until.isoformat() if started and until and started <= now < until else "",
+        )
+        for (
+            index,
+            user_id,
+            reserved,
+            bot,
+            deadline,
+            bank,
+            place,
+            started,
+            until,
+            *_,
+            ready,
+            out,
+        ) in rows
+    ]
+    digest = hashlib.sha256(repr((status, game_clock, seats)).encode()).hexdigest()[:24]
+    prefix = settings.GAME_LOG_CACHE_PREFIX
+    key = f"{prefix}partial:{game_id}:{seed_sha[:16]}:{version}:{viewer}:{digest}"
+    return replace(facts, key=key)
+
+
+def kept(key: str) -> str | None:
+    try:
+        html = cache.get(key)
+    except Exception:  # noqa: BLE001 - without the cache, the partial is drawn
+        logger.warning("could not read a game's partial from the cache", exc_info=True)
+        return None
+    return html if isinstance(html, str) else None
+
+
+def keep(key: str, html: str) -> None:
+    try:
+        cache.set(key, html, PARTIAL_CACHE_SECONDS)
+    except Exception:  # noqa: BLE001 - a cache outage must not break the page
+        logger.warning("could not keep a game's partial in the cache", exc_info=True)
+
+
+def marked(context: dict[str, Any]) -> dict[str, Any]:
+    """The game context with marks where a kept partial differs per request: each seat's time
+    left and the CSRF token (which the context then gives every form)."""
+    for row in context["seats"]:
+        if row["left"] is not None:
+            row["left"] = left_mark(row["seat"].index)
+    return {**context, "csrf_token": CSRF_MARK}
+
+
+def fill(
+    html: str, request: HttpRequest, deadlines: dict[int, datetime], now: datetime
+) -> str | None:
+    """A kept partial for this request: its CSRF token and the clocks' time left now; None if
+    a mark is left over (not drawn from these facts: draw the page afresh)."""
+    html = html.replace(CSRF_MARK, get_token(request))
+    for index, deadline in deadlines.items():
+        html = html.replace(left_mark(index), clock.format_left(deadline - now))
+    if "\x00" in html:
+        logger.warning("a kept game partial did not match its facts")
+        return None
+    return html
