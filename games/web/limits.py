@@ -17,7 +17,6 @@ import math
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
-from weakref import WeakKeyDictionary
 
 from django.conf import settings
 from django.core.cache import caches
@@ -189,11 +188,6 @@ def _usage(request: HttpRequest, name: str, value: str, *, increment: bool) -> A
         return None
 
 
-# One Redis client for each cache object (there is one a thread): Django's cache makes a new
-# client, with its table of reply handlers, for every command.
-_CLIENTS: WeakKeyDictionary[RedisCache, Any] = WeakKeyDictionary()
-
-
 def _counted_on_redis(cache: RedisCache, name: str, value: str, limit_rate: str) -> Any:
     """Count one as django-ratelimit's get_usage does (the same fixed window and key), in one
     round trip: the window's counter made if missing and incremented, in one pipeline."""
@@ -204,10 +198,8 @@ def _counted_on_redis(cache: RedisCache, name: str, value: str, limit_rate: str)
     key = cache.make_and_validate_key(
         _make_cache_key(name, window, limit_rate, value, get_usage.ALL)
     )
-    client = _CLIENTS.get(cache)
-    if client is None:
-        client = _CLIENTS[cache] = cache._cache.get_client(key, write=True)
-    pipe = client.pipeline(transaction=False)
+    # The site's cache keeps one client per pool (mazesite/cache.py).
+    pipe = cache._cache.get_client(key, write=True).pipeline(transaction=False)
     pipe.set(key, 0, ex=period + EXPIRATION_FUDGE, nx=True)
     pipe.incr(key)
     count = pipe.execute()[-1]
