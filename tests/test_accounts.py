@@ -647,3 +647,28 @@ def test_pages_for_registered_users_render(client: Client, make_user, name: str)
 def test_sign_in_page_warns_a_guest() -> None:
     page = guest_client(guest_create()).get(reverse("login"))
     assert b"leaves this guest behind" in page.content
+
+
+def test_the_signed_in_user_is_read_with_its_profile_in_one_query(
+    make_user, django_assert_num_queries
+) -> None:
+    """accounts.backends.user_with_profile (a compiled read): the user and its profile, related
+    both ways, in one query; a user with no profile has it cached as None; no user: None."""
+    from games.accounts.backends import user_with_profile
+
+    user = make_user("reader")
+    Profile.objects.get_or_create(user=user)
+    bare = User.objects.create_user(username="noprofile")
+    assert not Profile.objects.filter(user=bare).exists()
+    with django_assert_num_queries(1):
+        found = user_with_profile(str(user.pk))
+    assert found is not None and found.pk == user.pk and found.username == "reader"
+    profile_pk = Profile.objects.get(user=user).pk
+    with django_assert_num_queries(0):
+        assert found.profile.user is found and found.profile.pk == profile_pk
+    found = user_with_profile(bare.pk)
+    assert found is not None and found.username == "noprofile"
+    with django_assert_num_queries(0), pytest.raises(Profile.DoesNotExist):
+        found.profile  # noqa: B018
+    assert user_with_profile(10**9) is None
+    assert user_with_profile("not a number") is None
