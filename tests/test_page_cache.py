@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
+from typing import Any
 
 import pytest
 import time_machine
@@ -60,16 +61,21 @@ def robot_game(make_user) -> Game:
     return game
 
 
-def test_each_viewer_gets_its_own_page_warm_or_cold_and_never_the_other_warehouse(
-    robot_game, make_user
-) -> None:
-    game = robot_game
-    viewers = {
+def seats_spectator_and_anybody(game: Game, make_user: Any) -> dict[object, Client]:
+    """A client for each seat, a signed-in spectator (None) and an anonymous one."""
+    return {
         0: client_for(seat_user(game, 0)),
         1: client_for(seat_user(game, 1)),
         None: client_for(make_user()),
         "anybody": Client(),
     }
+
+
+def test_each_viewer_gets_its_own_page_warm_or_cold_and_never_the_other_warehouse(
+    robot_game, make_user
+) -> None:
+    game = robot_game
+    viewers = seats_spectator_and_anybody(game, make_user)
     # The clocks' "time left" is drawn at each look: the same instant for every look here.
     with time_machine.travel(clock.now(), tick=False):
         looks(viewers, game)
@@ -193,12 +199,7 @@ def test_a_robot_maze_race_partial_is_kept_per_seat_never_another_warehouse(
     robot_game, make_user
 ) -> None:
     game = robot_game
-    viewers = {
-        0: client_for(seat_user(game, 0)),
-        1: client_for(seat_user(game, 1)),
-        None: client_for(make_user()),
-        "anybody": Client(),
-    }
+    viewers = seats_spectator_and_anybody(game, make_user)
     with time_machine.travel(clock.now(), tick=False):
         every_viewer_gets_its_own(viewers, game)
         for role, client in viewers.items():
@@ -217,12 +218,7 @@ def test_a_slow_maze_race_partial_is_kept_per_runner(make_user) -> None:
     step(game, 1, an_open_way(game, 1))
     game.refresh_from_db()
     assert game.status == Game.Status.ACTIVE
-    viewers = {
-        0: client_for(seat_user(game, 0)),
-        1: client_for(seat_user(game, 1)),
-        None: client_for(make_user()),
-        "anybody": Client(),
-    }
+    viewers = seats_spectator_and_anybody(game, make_user)
     with time_machine.travel(clock.now(), tick=False):
         every_viewer_gets_its_own(viewers, game)
 
