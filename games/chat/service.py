@@ -8,16 +8,14 @@ text (the templates escape them), at most ChatMessage.MAX_CHARS characters."""
 
 from __future__ import annotations
 
-import functools
 import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.contrib.auth.models import User
-from django.db import connections, router, transaction
+from django.db import router, transaction
 from django.db.models import Exists, OuterRef, Subquery
 
-from games import clock
+from games import clock, statements
 from games.mail import chatnews, notices
 from games.models import ChatMessage, ChatMute, ChatReport, Game, Seat
 
@@ -159,41 +157,29 @@ class ChatView:
     hidden: int = 0  # messages of muted people left out
 
 
-@functools.cache
-def _latest_sql() -> tuple[str, list[str]]:
-    """The statement of `_latest`, and the message's field names in its column order."""
-    fields = list(ChatMessage._meta.concrete_fields)
-    users = User._meta.db_table
-    columns = ", ".join(f'm."{f.column}"' for f in fields)
-    sql = (
-        f'SELECT {columns}, u."{User.USERNAME_FIELD}" FROM "{ChatMessage._meta.db_table}" m'
-        f' JOIN "{users}" u ON u."{User._meta.pk.column}" = m."{_author().column}"'
-        ' WHERE m."game_id" = %s AND m."channel" = ANY(%s) ORDER BY m."id" DESC LIMIT %s'
-    )
-    return sql, [f.attname for f in fields]
-
-
-def _author() -> Any:
-    return ChatMessage._meta.get_field("author")
+# The markers of the compiled read's parameters: the game and up to two channels (a viewer
+# who reads one channel names it twice).
+_GAME_ID, _FIRST, _SECOND = -7_000_201, "\x00first-channel", "\x00second-channel"
+_LATEST = statements.Compiled(
+    lambda game_id, first, second: (
+        ChatMessage.objects.filter(game_id=game_id, channel__in=[first, second])
+        .select_related("author")
+        .order_by("-id")[:LATEST]
+    ),
+    _GAME_ID,
+    _FIRST,
+    _SECOND,
+)
 
 
 def _latest(game_id: int, channels: list[str]) -> list[ChatMessage]:
-    """The latest LATEST messages of these channels, oldest first, each with its author (only
-    the username read): one statement along chat_game_latest, written out once per process
-    (the ORM's building of it cost several times its round trip on every game page)."""
-    alias = router.db_for_read(ChatMessage)
-    sql, names = _latest_sql()
-    with connections[alias].cursor() as cursor:
-        cursor.execute(sql, [game_id, list(channels), LATEST])
-        found = cursor.fetchall()
-    messages = []
-    author = _author()
-    for row in reversed(found):
-        message = ChatMessage.from_db(alias, names, row[:-1])
-        person = User.from_db(alias, ["id", User.USERNAME_FIELD], [message.author_id, row[-1]])
-        author.set_cached_value(message, person)
-        messages.append(message)
-    return messages
+    """The latest LATEST messages of these channels (one or two), oldest first, each with its
+    author: one statement along chat_game_latest, compiled once per connection (the ORM's
+    building of it cost several times its round trip on every game page)."""
+    first, second = (channels * 2)[:2]
+    found = _LATEST.fetch(game_id, first, second, alias=router.db_for_read(ChatMessage))
+    found.reverse()
+    return found
 
 
 def chat_read(*, game: Game, user: Any, is_player: bool) -> ChatView:

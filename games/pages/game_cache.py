@@ -36,7 +36,7 @@ from django.http import HttpRequest
 from django.middleware.csrf import get_token
 
 from games import clock
-from games.models import Clock, Game
+from games.models import Clock, Game, Seat
 
 logger = logging.getLogger(__name__)
 
@@ -81,12 +81,46 @@ ORDER BY s.index
 """
 
 
+def _facts_rows(game_id: int) -> list[tuple[Any, ...]]:
+    """FACTS_SQL's rows. It is PostgreSQL's (its `?` on the options, its aware datetimes from
+    the driver); elsewhere (make run's SQLite) the same columns through the ORM, which converts
+    each value as the driver does not."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(FACTS_SQL, [game_id])
+            return cursor.fetchall()
+    rows = (
+        Seat.objects.filter(game_id=game_id)
+        .order_by("index")
+        .values_list(
+            "index",
+            "user_id",
+            "reserved_for_id",
+            "bot",
+            "deadline",
+            "bank",
+            "place",
+            "user__vacation__started_at",
+            "user__vacation__until",
+            "game__version",
+            "game__status",
+            "game__seed_sha256",
+            "game__clock",
+            "game__race_starts_at",
+            "game__clock_options",
+            "game__created_by_id",
+            "game__kind",
+            "ready_at",
+            "finished_at",
+        )
+    )
+    return [(*r[:14], "bank_days" in (r[14] or {}), *r[15:]) for r in rows]
+
+
 def page_facts(game_id: int, user: Any, now: datetime) -> PageFacts | None:
     """The game's kept-partial key for this viewer, from one read of its seats with the game's
     columns that the key needs. None for a game with no seats (or none at all)."""
-    with connection.cursor() as cursor:
-        cursor.execute(FACTS_SQL, [game_id])
-        rows = cursor.fetchall()
+    rows = _facts_rows(game_id)
     if not rows:
         return None
     first = rows[0]
