@@ -367,3 +367,39 @@ def test_without_the_cache_the_game_page_is_drawn_for_each_look(make_cornmaze) -
                 assert response.status_code == 200
             assert CSRF.sub(r"\1", response.content.decode()) in drawn
             assert page(client, game) == drawn
+
+
+def test_the_keys_facts_are_the_same_by_the_orm_as_by_postgresqls_statement(
+    make_cornmaze, make_user
+) -> None:
+    """make run's SQLite reads the key's facts through the ORM (game_cache._facts_rows_orm):
+    the same rows, value for value, as PostgreSQL's statement, with a vacation, a time bank,
+    a bot and an open game."""
+    from games.pages import game_cache
+    from games.play import core, vacations
+
+    game = make_cornmaze()
+    post_move(game, cornmaze_form)
+    game.refresh_from_db()
+    vacations.vacation_start(
+        user=seat_user(game, to_move(game)), until=clock.now() + timedelta(days=3)
+    )
+    banked = core.game_create(
+        kind="cornmaze",
+        creator=make_user(),
+        options={},
+        clock_choice="P3D",
+        seats=[core.SeatPlan(), core.SeatPlan(bot="strong")],
+        clock_options={"bank_days": 7},
+    )
+    open_game = core.game_create(
+        kind="cornmaze",
+        creator=make_user(),
+        options={},
+        clock_choice="P3D",
+        seats=[core.SeatPlan(), core.SeatPlan()],
+    )
+    for each in (game, banked, open_game):
+        rows = game_cache._facts_rows(each.pk)
+        assert rows and rows == game_cache._facts_rows_orm(each.pk), each.pk
+    assert game_cache._facts_rows(10**9) == game_cache._facts_rows_orm(10**9) == []

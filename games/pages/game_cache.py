@@ -89,6 +89,10 @@ def _facts_rows(game_id: int) -> list[tuple[Any, ...]]:
         with connection.cursor() as cursor:
             cursor.execute(FACTS_SQL, [game_id])
             return cursor.fetchall()
+    return _facts_rows_orm(game_id)
+
+
+def _facts_rows_orm(game_id: int) -> list[tuple[Any, ...]]:
     rows = (
         Seat.objects.filter(game_id=game_id)
         .order_by("index")
