@@ -403,3 +403,17 @@ def test_the_keys_facts_are_the_same_by_the_orm_as_by_postgresqls_statement(
         rows = game_cache._facts_rows(each.pk)
         assert rows and rows == game_cache._facts_rows_orm(each.pk), each.pk
     assert game_cache._facts_rows(10**9) == game_cache._facts_rows_orm(10**9) == []
+
+
+def test_a_new_name_shows_at_once_on_a_kept_partial(make_cornmaze, make_user) -> None:
+    """A guest who signs up takes a new name, and its player page with it, without a move: the
+    partial kept with the old name is not served."""
+    from django.contrib.auth.models import User
+
+    game = make_cornmaze()
+    spectator = client_for(make_user())
+    player = seat_user(game, 0)
+    assert f"/players/{player.username}/" in page(spectator, game, **HTMX)
+    User.objects.filter(pk=player.pk).update(username="renamed-player")
+    body = page(spectator, game, **HTMX)
+    assert "/players/renamed-player/" in body and f"/players/{player.username}/" not in body

@@ -12,9 +12,9 @@ down with the clock. What a kept partial may show is decided by its key:
 - the viewer: its seat (a player sees its own hidden parts: a Robot Maze Race's warehouse, a
   Maze Race's own runner), else signed in or not, and whether a seat is kept for it or it made
   the game; two viewers share a partial only where the page is the same for both;
-- every seat's person, deadline, bank, place, Ready and way out, its vacation as it stands now and
-  whether its deadline has passed (what the seats' rows show), so that a change there that did
-  not add to the version still draws the partial again.
+- every seat's person and name, deadline, bank, place, Ready and way out, its vacation as it
+  stands now and whether its deadline has passed (what the seats' rows show), so that a change
+  there that did not add to the version still draws the partial again.
 
 What differs from one request to the next is not in the kept HTML: the CSRF token and each
 clock's time left (whole seconds) are marks that `fill` replaces for each response. A page
@@ -72,10 +72,11 @@ SELECT s.index, s.user_id, s.reserved_for_id, s.bot, s.deadline, s.bank, s.place
        v.started_at, v.until,
        g.version, g.status, g.seed_sha256, g.clock, g.race_starts_at,
        g.clock_options ? 'bank_days', g.created_by_id, g.kind,
-       s.ready_at, s.finished_at
+       s.ready_at, s.finished_at, u.username
 FROM games_seat s
 JOIN games_game g ON g.id = s.game_id
 LEFT JOIN games_vacation v ON v.user_id = s.user_id
+LEFT JOIN auth_user u ON u.id = s.user_id
 WHERE s.game_id = %s
 ORDER BY s.index
 """
@@ -116,6 +117,7 @@ def _facts_rows_orm(game_id: int) -> list[tuple[Any, ...]]:
             "game__kind",
             "ready_at",
             "finished_at",
+            "user__username",
         )
     )
     return [(*r[:14], "bank_days" in (r[14] or {}), *r[15:]) for r in rows]
@@ -164,6 +166,8 @@ def page_facts(game_id: int, user: Any, now: datetime) -> PageFacts | None:
             str(out),
             # On vacation now (what the seat's row shows), and until when.
             until.isoformat() if started and until and started <= now < until else "",
+            # The name (a guest who signs up takes a new one, and its player page with it).
+            name,
         )
         for (
             index,
@@ -178,6 +182,7 @@ def page_facts(game_id: int, user: Any, now: datetime) -> PageFacts | None:
             *_,
             ready,
             out,
+            name,
         ) in rows
     ]
     digest = hashlib.sha256(repr((status, game_clock, seats)).encode()).hexdigest()[:24]
