@@ -21,7 +21,13 @@ from games import clock
 from games.models import Game
 from games.pages import contexts
 from tests.conftest import _delete_cache_keys, play_to_the_end, seat_user, to_move
-from tests.test_query_counts import HTMX, client_for, cornmaze_form, post_move
+from tests.test_query_counts import (
+    HTMX,
+    client_for,
+    cornmaze_form,
+    post_move,
+    robotmaze_joined,
+)
 from tests.test_robotmaze_site import WAREHOUSES, play, set_up
 
 pytestmark = pytest.mark.django_db
@@ -324,16 +330,7 @@ def test_an_error_is_drawn_for_its_request_alone(make_cornmaze) -> None:
 def test_a_draft_is_drawn_for_its_request_alone(make_user) -> None:
     """A Robot Maze Race player's warehouse being set up (the session's draft) is shown at once
     and not kept; the partial kept before it was drafted is not served instead."""
-    from games.play import core
-
-    game = core.game_create(
-        kind="robotmaze",
-        creator=make_user(),
-        options={},
-        clock_choice="P3D",
-        seats=[core.SeatPlan(), core.SeatPlan()],
-    )
-    core.game_join(game_id=game.pk, user=make_user())
+    game = robotmaze_joined(make_user)
     client = client_for(seat_user(game, 0))
     assert "0 of 20 crates" in page(client, game, **HTMX)
     assert kept_keys() == 1

@@ -93,7 +93,8 @@ def cornmaze_form(game: Game) -> tuple[Any, dict[str, str]]:
     return seat_user(game, seat), {"ply": str(game.ply), "first": first, "second": second}
 
 
-def robotmaze_game(make_user: Callable[..., Any]) -> Game:
+def robotmaze_joined(make_user: Callable[..., Any]) -> Game:
+    """A Robot Maze Race of two people, both seated, neither set up."""
     game = core.game_create(
         kind="robotmaze",
         creator=make_user(),
@@ -102,6 +103,11 @@ def robotmaze_game(make_user: Callable[..., Any]) -> Game:
         seats=[core.SeatPlan(), core.SeatPlan()],
     )
     core.game_join(game_id=game.pk, user=make_user())
+    return game
+
+
+def robotmaze_game(make_user: Callable[..., Any]) -> Game:
+    game = robotmaze_joined(make_user)
     for seat in (0, 1):
         game.refresh_from_db()
         core.move_submit(
@@ -242,14 +248,20 @@ def page_counts(game: Game, clients: dict[str, Client]) -> dict[str, int]:
     return counts
 
 
+def game_and_form(
+    kind: str, make_user: Callable[..., Any], make_cornmaze: Callable[..., Game]
+) -> tuple[Game, Callable[[Game], Any]]:
+    """A running game of this kind and the function that makes its next move's form."""
+    if kind == "cornmaze":
+        return make_cornmaze(), cornmaze_form
+    if kind == "robotmaze":
+        return robotmaze_game(make_user), robotmaze_form
+    return race_game(make_user, "P3D"), race_form
+
+
 @pytest.mark.parametrize("kind", ["cornmaze", "robotmaze", "mazerace"])
 def test_the_game_page_for_each_role(kind, make_user, make_cornmaze) -> None:
-    if kind == "cornmaze":
-        game, form_of = make_cornmaze(), cornmaze_form
-    elif kind == "robotmaze":
-        game, form_of = robotmaze_game(make_user), robotmaze_form
-    else:
-        game, form_of = race_game(make_user, "P3D"), race_form
+    game, form_of = game_and_form(kind, make_user, make_cornmaze)
     mover, _ = form_of(game)
     other = next(s.user for s in game.seats.all() if s.user != mover)
     clients = {
@@ -278,12 +290,7 @@ def test_a_game_page_seen_again_is_kept(kind, make_user, make_cornmaze) -> None:
     """The second look at a page, by the same viewer at the same version, takes the game's
     partial drawn the first time from the cache: it reads neither the game, its seats nor its
     moves (games/pages/game_cache.py); the same with many more games and moves."""
-    if kind == "cornmaze":
-        game, form_of = make_cornmaze(), cornmaze_form
-    elif kind == "robotmaze":
-        game, form_of = robotmaze_game(make_user), robotmaze_form
-    else:
-        game, form_of = race_game(make_user, "P3D"), race_form
+    game, form_of = game_and_form(kind, make_user, make_cornmaze)
     for _ in range(2):
         post_move(game, form_of)
     mover, _ = form_of(game)
