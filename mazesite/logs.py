@@ -86,6 +86,9 @@ def logging_config(fmt: str, level: str) -> dict[str, Any]:
 def configure() -> None:
     structlog.configure(
         processors=[
+            # Before the others: a line below the level (the request line at LOG_LEVEL=WARNING)
+            # costs nothing more.
+            structlog.stdlib.filter_by_level,
             *SHARED_PROCESSORS,
             structlog.stdlib.ProcessorFormatter.wrap_for_formatter,
         ],
