@@ -25,11 +25,13 @@ import logging
 import os
 import time
 from collections.abc import Iterator
+from typing import Any
 
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.utils.module_loading import import_string
 from django.views.decorators.http import require_safe
+from django_prometheus import middleware as prometheus_middleware
 from prometheus_client import CollectorRegistry, generate_latest, multiprocess
 from prometheus_client.core import REGISTRY, CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
@@ -149,6 +151,24 @@ def exposition() -> bytes:
     else:
         processes = generate_latest(REGISTRY)
     return processes + generate_latest(_site_registry)
+
+
+class PrometheusAfterMiddleware(prometheus_middleware.PrometheusAfterMiddleware):
+    """django-prometheus' own, each labelled series looked up once per process: the library
+    asks for about ten on every request, each a check of its labels under a lock."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._series: dict[tuple[Any, ...], Any] = {}
+
+    def label_metric(self, metric: Any, request: Any, response: Any = None, **labels: Any) -> Any:
+        if not labels:
+            return metric
+        key = (metric, *labels.items())
+        series = self._series.get(key)
+        if series is None:
+            series = self._series[key] = metric.labels(**labels)
+        return series
 
 
 @require_safe

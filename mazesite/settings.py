@@ -386,9 +386,9 @@ SSE_MAX_CONNECTIONS = env_int("SSE_MAX_CONNECTIONS", 5000)  # per events process
 SSE_RETRY_MS = env_int("SSE_RETRY_MS", 2000)  # how soon a browser reconnects
 if RACE_EVENTS_ORIGIN:
     CONTENT_SECURITY_POLICY["DIRECTIVES"]["connect-src"] = ["'self'", RACE_EVENTS_ORIGIN]
-MIDDLEWARE += ["csp.middleware.CSPMiddleware", "games.web.limits.LimitMiddleware"]
+MIDDLEWARE += ["games.web.middleware.PolicyMiddleware", "games.web.limits.LimitMiddleware"]
 
-MIDDLEWARE += ["django_prometheus.middleware.PrometheusAfterMiddleware"]
+MIDDLEWARE += ["mazesite.metrics.PrometheusAfterMiddleware"]
 
 # --- Observability (README "Operate") ----------------------------------------------------------
 # Logs: JSON lines with the request id, user and game (mazesite/logs.py); LOG_FORMAT=console

@@ -42,6 +42,37 @@ def test_pages_carry_a_policy_without_inline_script_or_style(client: Client) -> 
     assert "'unsafe-inline'" not in policy["default-src"]
 
 
+def test_the_policy_built_once_is_the_librarys_and_follows_the_settings(settings) -> None:
+    from csp.middleware import CSPMiddleware
+    from django.http import HttpResponse
+    from django.test import RequestFactory
+
+    from games.web.middleware import PolicyMiddleware
+
+    def answer(middleware: type, **attributes: object) -> HttpResponse:
+        def view(request: object) -> HttpResponse:
+            response = HttpResponse("x")
+            for name, value in attributes.items():
+                setattr(response, name, value)
+            return response
+
+        return middleware(view)(RequestFactory().get("/"))
+
+    assert (
+        answer(PolicyMiddleware)["Content-Security-Policy"]
+        == (answer(CSPMiddleware)["Content-Security-Policy"])
+    )
+    # A response that changes its policy is the library's to answer.
+    changed = {"_csp_update": {"img-src": ["https://example.org"]}}
+    assert "https://example.org" in answer(PolicyMiddleware, **changed)["Content-Security-Policy"]
+    assert "Content-Security-Policy" not in answer(PolicyMiddleware, _csp_exempt=True)
+    # A policy changed in the settings is built again.
+    policy = {"DIRECTIVES": {**settings.CONTENT_SECURITY_POLICY["DIRECTIVES"]}}
+    policy["DIRECTIVES"]["connect-src"] = ["'self'", "https://events.example.org"]
+    settings.CONTENT_SECURITY_POLICY = policy
+    assert "https://events.example.org" in answer(PolicyMiddleware)["Content-Security-Policy"]
+
+
 # What the policy would refuse, found in the templates: a <script> with a body, an on...=
 # handler, hx-on, a javascript: URL, hx-vals/hx-headers that run code, a style attribute or a
 # <style> block. (Mails are read in mail programs, not under our policy.)

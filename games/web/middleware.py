@@ -5,9 +5,18 @@ form still checks its fields against their columns; this is the floor under all 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
+from http import HTTPStatus
+from typing import Any
 
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from csp.constants import HEADER, HEADER_REPORT_ONLY
+from csp.middleware import CheckableLazyObject, CSPMiddleware
+from csp.utils import build_policy
+from django.conf import settings
+from django.core.signals import setting_changed
+from django.dispatch import receiver
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, HttpResponseBase
 
 NUL = "\x00"
 # Longer than anything a page of ours sends: a path, a token, an address, a passphrase.
@@ -61,3 +70,50 @@ class InputGuardMiddleware:
         if problem is not None:
             return HttpResponseBadRequest(problem, content_type="text/plain; charset=utf-8")
         return self.get_response(request)
+
+
+class PolicyMiddleware(CSPMiddleware):
+    """django-csp's middleware, with the site's policy built once: no view of ours changes it
+    (no csp_update/csp_replace/csp_exempt, no nonce), and building it costs more than the rest
+    of the response headers together. A response or request that does change it goes the
+    library's own way."""
+
+    def process_response(
+        self, request: HttpRequest, response: HttpResponseBase
+    ) -> HttpResponseBase:
+        if getattr(request, "_csp_nonce", None) is not None or any(
+            hasattr(response, name) for name in _POLICY_CHANGES
+        ):
+            return super().process_response(request, response)
+        if (
+            response.status_code in (HTTPStatus.INTERNAL_SERVER_ERROR, HTTPStatus.NOT_FOUND)
+            and settings.DEBUG
+        ):
+            return response  # the debug pages, as the library leaves them
+        header, report_only = _policies()
+        if header and HEADER not in response:
+            response[HEADER] = header
+        if report_only and HEADER_REPORT_ONLY not in response:
+            response[HEADER_REPORT_ONLY] = report_only
+        request.csp_nonce = CheckableLazyObject(self._csp_nonce_post_response)  # type: ignore[attr-defined]
+        return response
+
+
+# What a view may set on a response to change its policy (csp.decorators).
+_POLICY_CHANGES = tuple(
+    f"_csp_{part}{suffix}"
+    for part in ("config", "update", "replace", "exempt")
+    for suffix in ("", "_ro")
+)
+
+
+@functools.cache
+def _policies() -> tuple[str, str]:
+    """The Content-Security-Policy and its report-only twin, from the settings."""
+    return build_policy(), build_policy(report_only=True)
+
+
+@receiver(setting_changed)
+def _policy_changed(setting: str, **kwargs: Any) -> None:
+    if setting.startswith("CONTENT_SECURITY_POLICY"):
+        _policies.cache_clear()
