@@ -6,5 +6,7 @@ class GamesConfig(AppConfig):
     name = "games"
 
     def ready(self) -> None:
-        # Each pace registers itself with the play core when imported (games/play/pacing.py).
+        # Each pace registers itself with the play core when imported (games/play/pacing.py);
+        # the accounts' signals forget a changed user's cached copy, in every process that writes.
+        from games.accounts import backends  # noqa: F401
         from games.play.paces import race, turns  # noqa: F401

@@ -288,6 +288,12 @@ CACHES = {
 # cache at most this long, so that a copy the cache missed a change to goes away soon.
 SESSION_ENGINE = "games.accounts.sessions"
 SESSION_CACHE_SECONDS = env_int("SESSION_CACHE_SECONDS", 300)
+# The signed-in user with its profile, kept as long under this prefix (games/accounts/
+# backends.py); the tests give each test its own.
+USER_CACHE_PREFIX = "user:1:"
+# How long a changed user is read from the database alone: longer than any request takes from
+# its read of the user to keeping it.
+USER_CACHE_MARK_SECONDS = 5
 
 # The game page's drawn move logs are kept in the cache under this prefix (games/pages/
 # contexts.py); the tests give each test its own.

@@ -91,6 +91,19 @@ def game_log_cache(settings) -> Iterator[str]:
     _delete_cache_keys(prefix)
 
 
+@pytest.fixture(autouse=True)
+def user_cache(settings) -> Iterator[str]:
+    """The signed-in user is kept in the cache by id (games/accounts/backends.py): each test
+    gets its own prefix (an earlier run's test database had the same ids), deleted at the end.
+    A change forgets the user without the mark that lasts seconds, so that what a test counts does
+    not hang on how fast it runs (tests/test_accounts.py tests the mark)."""
+    prefix = f"user:test-{uuid.uuid4().hex}:"
+    settings.USER_CACHE_PREFIX = prefix
+    settings.USER_CACHE_MARK_SECONDS = 0
+    yield prefix
+    _delete_cache_keys(prefix)
+
+
 def _delete_cache_keys(prefix: str) -> None:
     from django.conf import settings as django_settings
     from django.core.cache import cache

@@ -672,3 +672,122 @@ def test_the_signed_in_user_is_read_with_its_profile_in_one_query(
         found.profile  # noqa: B018
     assert user_with_profile(10**9) is None
     assert user_with_profile("not a number") is None
+
+
+# The signed-in user kept in the cache (accounts.backends)
+
+
+def user_reads(call) -> tuple[int, object]:
+    """How many of the queries `call` makes read the users table, and what it returned."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as captured:
+        result = call()
+    return sum('FROM "auth_user"' in q["sql"] for q in captured.captured_queries), result
+
+
+def test_the_signed_in_user_is_kept_in_the_cache_after_its_first_read(make_user) -> None:
+    from games.accounts.backends import user_with_profile
+
+    user = make_user("keeper")
+    Profile.objects.get_or_create(user=user)
+    reads, first = user_reads(lambda: user_with_profile(user.pk))
+    assert reads == 1
+    reads, kept = user_reads(lambda: user_with_profile(str(user.pk)))
+    assert reads == 0
+    assert kept is not first and kept.pk == user.pk and kept.username == "keeper"
+    reads, profile = user_reads(lambda: kept.profile)
+    assert reads == 0 and profile.user is kept
+    # Each id its own: another user is read for itself.
+    other = make_user("other")
+    assert user_with_profile(other.pk).username == "other"
+    assert user_with_profile(user.pk).username == "keeper"
+
+
+def test_a_change_to_the_user_or_its_profile_is_read_at_once(
+    client: Client, make_user, django_capture_on_commit_callbacks
+) -> None:
+    from games.accounts.backends import user_with_profile
+
+    guest = guest_create()
+    client = guest_client(guest)
+    client.get(reverse("account"))
+    assert user_reads(lambda: client.get(reverse("account")))[0] == 0  # kept
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("guest_claim"), claim_data())
+    assert response.status_code == 302
+    page = client.get(reverse("account"))
+    assert b"Theseus" in page.content
+    claimed = user_with_profile(guest.pk)
+    assert claimed.username == "Theseus" and claimed.profile.is_guest is False
+    profiles.time_zone_set(user=claimed, name="Europe/Paris")
+    assert user_with_profile(guest.pk).profile.time_zone == "Europe/Paris"
+    User.objects.get(pk=guest.pk).delete()
+    assert user_with_profile(guest.pk) is None
+
+
+def test_a_new_password_signs_out_every_other_session_at_once(make_user) -> None:
+    user = make_user("ariadne", password=PASSWORD)
+    here, there = Client(), Client()
+    for client in (here, there):
+        client.force_login(user)
+        client.get(reverse("account"))
+    assert user_reads(lambda: there.get(reverse("account")))[0] == 0  # kept
+    response = here.post(
+        reverse("password_change"),
+        {
+            "old_password": PASSWORD,
+            "new_password1": "another secret",
+            "new_password2": "another secret",
+        },
+    )
+    assert response.status_code == 302
+    assert here.get(reverse("account")).status_code == 200  # the changer stays signed in
+    assert there.get(reverse("account")).status_code == 302  # to the sign-in page
+    assert signed_in_pk(there) is None
+    here.post(reverse("logout"))
+    assert here.get(reverse("account")).status_code == 302
+
+
+def test_a_changed_user_is_read_from_the_database_alone_while_marked(make_user, settings) -> None:
+    """A request that read the user before a change committed cannot keep its old row: the
+    change leaves a mark, and while it is there nothing is kept."""
+    from django.core.cache import cache
+
+    from games.accounts import backends
+
+    settings.USER_CACHE_MARK_SECONDS = 5
+    user = make_user("racer")
+    backends.user_with_profile(user.pk)
+    user.first_name = "Changed"
+    user.save()
+    key = backends._cache_key(user.pk)
+    assert cache.get(key) == backends.CHANGED
+    for _ in range(2):
+        reads, found = user_reads(lambda: backends.user_with_profile(user.pk))
+        assert reads == 1 and found.first_name == "Changed"
+    assert cache.get(key) == backends.CHANGED
+    assert cache.add(key, "an old row", 60) is False
+    # A sign-in's own save of last_login leaves the copy.
+    cache.delete(key)
+    backends.user_with_profile(user.pk)
+    user.save(update_fields=["last_login"])
+    assert isinstance(cache.get(key), User)
+
+
+def test_the_user_is_read_from_the_database_while_the_cache_fails(make_user, monkeypatch) -> None:
+    from django.core.cache import cache
+
+    from games.accounts import backends
+
+    user = make_user("offline")
+
+    def fails(*args: object, **kwargs: object) -> None:
+        raise ConnectionError("no cache")
+
+    monkeypatch.setattr(cache, "get", fails)
+    monkeypatch.setattr(cache, "add", fails)
+    monkeypatch.setattr(cache, "set", fails)
+    assert backends.user_with_profile(user.pk).username == "offline"
+    user.save()  # forgetting it fails too, and says so in the log

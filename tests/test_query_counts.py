@@ -33,37 +33,39 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 pytestmark = pytest.mark.django_db
 
 # The pinned numbers. A change here is a change in what a page costs: say why in the commit.
-# A signed-in request reads its session from the cache (games/accounts/sessions.py): no query.
+# A signed-in request reads its session from the cache (games/accounts/sessions.py), and its
+# user with the profile from the cache once a request has kept it there (games/accounts/
+# backends.py): no query. Each count below is one after the viewer's first request.
 # The move POST answers htmx with the game's partial, so it holds a game page's reads too.
 # The game's lock takes its lock_timeout in the same statement (play.core.game_locked); a
 # game by turns deletes the mover's reminder and writes the next player's in one statement
 # (mail.notices.turns_changed); the session comes from the cache (accounts.sessions).
-MOVE_POST = {"cornmaze": 10, "robotmaze": 10, "mazerace": 7, "mazerace-live": 7}
+MOVE_POST = {"cornmaze": 9, "robotmaze": 9, "mazerace": 6, "mazerace-live": 6}
 # A race's page reads no moves: it shows no log.
 # A signed-in viewer's full page reads "Your move: N" for the header and title (one query).
 # The full page shows the game's chat: one query for its latest messages (and one for whom the
 # viewer muted once there are messages; tests/test_chat.py pins that it does not grow).
 # Every look first reads the key of the game's kept partial (games/pages/game_cache.py, one
 # query: the seats with the game's version); these are a page drawn afresh, the most it costs.
-BY_TURNS_PAGE = {"player": 7, "other": 7, "spectator": 7, "anonymous": 5}
+BY_TURNS_PAGE = {"player": 6, "other": 6, "spectator": 6, "anonymous": 5}
 GAME_PAGE = {
     "cornmaze": BY_TURNS_PAGE,
     "robotmaze": BY_TURNS_PAGE,
-    "mazerace": {"player": 6, "other": 6, "spectator": 6, "anonymous": 4},
+    "mazerace": {"player": 5, "other": 5, "spectator": 5, "anonymous": 4},
 }
-# A look at a page whose partial is kept: the user, the key, "Your move: N" and the chat; the
-# htmx partial alone, the user and the key.
-KEPT_PAGE = {"player": 4, "anonymous": 2}
-KEPT_PARTIAL = {"player": 2, "anonymous": 1}
+# A look at a page whose partial is kept: the key, "Your move: N" and the chat; the htmx
+# partial alone, the key.
+KEPT_PAGE = {"player": 3, "anonymous": 2}
+KEPT_PARTIAL = {"player": 1, "anonymous": 1}
 # Signed in: one query more for "your finished games" (a page of the archive's keyset read),
 # and one for the challenges waiting for your answer (issue 15).
-LOBBY = {"anonymous": 3, "signed-in": 9}
-LOBBY_POLL = 5  # the "your games" section's own poll (htmx): no open or running lists
+LOBBY = {"anonymous": 3, "signed-in": 8}
+LOBBY_POLL = 4  # the "your games" section's own poll (htmx): no open or running lists
 # A player page: the player with results and streak, the games, the ratings with their history
-# (bounded: the newest games only). The leaderboard: one page along its index. Signed in, the
-# user and "Your move: N" come on top (the session is read from the cache).
-PLAYER_PAGE = {"anonymous": 3, "signed-in": 5}
-LEADERBOARD = {"anonymous": 1, "signed-in": 3}
+# (bounded: the newest games only). The leaderboard: one page along its index. Signed in,
+# "Your move: N" comes on top (the session and the user are read from the cache).
+PLAYER_PAGE = {"anonymous": 3, "signed-in": 4}
+LEADERBOARD = {"anonymous": 1, "signed-in": 2}
 
 
 def queries(call: Callable[[], Any]) -> tuple[int, Any]:
