@@ -107,19 +107,81 @@ def looks(viewers: dict[object, Client], game: Game) -> None:
                     assert row not in body, (role, other, row)
 
 
-def test_the_keys_differ_by_viewer_ply_end_and_game(make_cornmaze) -> None:
+def test_the_keys_differ_by_viewer_end_and_game(make_cornmaze) -> None:
     game = make_cornmaze()
     keys = {contexts._log_key(game, viewer) for viewer in (0, 1, None)}
     assert len(keys) == 3
     other = make_cornmaze()
     assert contexts._log_key(other, 0) != contexts._log_key(game, 0)
-    before = contexts._log_key(game, 0)
-    game.ply += 1
-    assert contexts._log_key(game, 0) != before
     game.status = Game.Status.FINISHED
     assert contexts._log_key(game, 0) != contexts._log_key(
         Game(pk=game.pk, ply=game.ply, seed_sha256=game.seed_sha256), 0
     )
+
+
+def log_items(body: str) -> str:
+    found = re.search(r"<ol>\s*(.*?)\s*</ol>", log_of(body), re.S)
+    assert found is not None
+    return found.group(1)
+
+
+def drawn_afresh(game: Game, user: Any, monkeypatch: Any) -> str:
+    """The log of the game's page for this user, drawn without the cache."""
+    with monkeypatch.context() as m:
+        m.setattr(contexts, "cache", DeadCache())
+        return str(contexts.game_context(Game.objects.get(pk=game.pk), user)["log"])
+
+
+def kept_log(game: Game, user: Any) -> str:
+    return str(contexts.game_context(Game.objects.get(pk=game.pk), user)["log"])
+
+
+def test_a_kept_log_grows_by_the_moves_since_the_same_as_one_drawn_afresh(
+    make_cornmaze, make_user, monkeypatch
+) -> None:
+    """A log kept at an earlier ply is extended by the moves since (the mover's answer by the
+    move it played, any other look by a read of the plies since): line for line the log drawn
+    afresh, gifts of time (a clock event: the log drawn whole again) included."""
+    from games.play import core
+
+    game = make_cornmaze(seats=3)
+    spectator = make_user()
+    viewers = [seat_user(game, s) for s in range(3)] + [spectator]
+    for step in range(7):
+        mover, form = cornmaze_form(game)
+        client = client_for(mover)
+        if step % 3:  # the mover's own log kept a ply (or several) before
+            client.get(reverse("game", args=[game.pk]))
+        response = client.post(reverse("game_move", args=[game.pk]), form, **HTMX)
+        assert response.status_code == 200
+        answer = CSRF.sub(r"\1", response.content.decode())
+        assert log_items(answer) == drawn_afresh(game, mover, monkeypatch), step
+        if step == 3:
+            game.refresh_from_db()
+            giver = (to_move(game) + 1) % 3
+            core.time_give(game_id=game.pk, user=seat_user(game, giver), seat_index=to_move(game))
+        for n, viewer in enumerate(viewers):
+            if step % (n + 1) == 0:  # some look at each ply, some now and then
+                assert kept_log(game, viewer) == drawn_afresh(game, viewer, monkeypatch), (step, n)
+        game.refresh_from_db()
+    assert kept_log(game, spectator).count("<li") == 8  # seven moves and a clock event
+
+
+def test_a_robot_maze_race_kept_log_grows_per_seat_never_showing_another_warehouse(
+    robot_game, make_user, monkeypatch
+) -> None:
+    viewers = {0: seat_user(robot_game, 0), 1: seat_user(robot_game, 1), None: make_user()}
+    for viewer in viewers.values():
+        kept_log(robot_game, viewer)  # kept at this ply
+    play(robot_game, "RRRD", 2)
+    play(robot_game, "DRRR", 2)
+    robot_game.refresh_from_db()
+    for seat, viewer in viewers.items():
+        grown = kept_log(robot_game, viewer)
+        assert grown == drawn_afresh(robot_game, viewer, monkeypatch), seat
+        for other in (0, 1):
+            if other != seat:
+                assert "".join(WAREHOUSES[other]) not in grown
 
 
 def test_a_move_made_after_the_page_read_its_game_is_not_in_the_kept_log(make_cornmaze) -> None:

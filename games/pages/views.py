@@ -37,7 +37,7 @@ from games.chat import service as chat
 from games.engines import ENGINES, get_engine
 from games.engines.base import JSON
 from games.mail import views as mail_views
-from games.models import Game
+from games.models import Game, Move
 from games.pages import contexts, game_cache, rows
 from games.play import challenges, core
 from games.play.paces import race
@@ -175,6 +175,7 @@ def _game_response(
     chat_error: str = "",
     chat_text: str = "",
     game: Game | None = None,
+    move: Move | None = None,
 ) -> TemplateResponse:
     draft = request.session.get(_draft_key(game_id))
     now = clock.now()
@@ -194,7 +195,7 @@ def _game_response(
         game = selectors.game_for_page(game_id, with_moves=False)
     if game is None:
         raise Http404("No such game.")
-    context = contexts.game_context(game, request.user, error=error, draft=draft)
+    context = contexts.game_context(game, request.user, error=error, draft=draft, new_move=move)
     if facts and facts.key and facts.version == game.version:
         # Drawn once with marks for what differs per request, kept, then filled in.
         html = render_to_string("games/game.html#game", game_cache.marked(context), request)
@@ -287,8 +288,9 @@ def game_move(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
         return _refused(request, game_id, str(exc))
     request.session.pop(_draft_key(game_id), None)
     # The answer's partial from the game and seats the move read and wrote under the lock:
-    # committed, so the same as a read now would give, without reading them again.
-    return _after_action(request, game_id, game=played.game)
+    # committed, so the same as a read now would give, without reading them again; its log
+    # adds the move played to the mover's kept log.
+    return _after_action(request, game_id, game=played.game, move=played)
 
 
 @require_POST
@@ -397,10 +399,10 @@ def _resign_confirm(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
 
 
 def _after_action(
-    request: HtmxHttpRequest, game_id: int, *, game: Game | None = None
+    request: HtmxHttpRequest, game_id: int, *, game: Game | None = None, move: Move | None = None
 ) -> HttpResponseBase:
     if request.htmx:
-        return _game_response(request, game_id, game=game)
+        return _game_response(request, game_id, game=game, move=move)
     return redirect("game", game_id=game_id)
 
 
