@@ -16,10 +16,12 @@ from django.db import connection
 from django.test import Client, override_settings
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from django.utils.html import escape
 
 from games import clock
 from games.models import Game
 from games.pages import contexts
+from games.ui import wording
 from tests.conftest import _delete_cache_keys, play_to_the_end, seat_user, to_move
 from tests.test_query_counts import (
     HTMX,
@@ -242,12 +244,13 @@ def fresh(client: Client, game: Game, **headers: str) -> str:
     return page(client, game, **headers)
 
 
-def kept_keys() -> int:
+def kept_keys(what: str = "partial:") -> int:
+    """How many game partials (or, "page:", full pages around them) are kept."""
     import redis
     from django.core.cache import cache
 
     raw = redis.Redis.from_url(settings.CACHES["default"]["LOCATION"])
-    pattern = cache.make_key(settings.GAME_LOG_CACHE_PREFIX + "partial:") + "*"
+    pattern = cache.make_key(settings.GAME_LOG_CACHE_PREFIX + what) + "*"
     return len(list(raw.scan_iter(match=pattern)))
 
 
@@ -476,3 +479,59 @@ def test_a_new_name_shows_at_once_on_a_kept_partial(make_cornmaze, make_user) ->
     User.objects.filter(pk=player.pk).update(username="renamed-player")
     body = page(spectator, game, **HTMX)
     assert "/players/renamed-player/" in body and f"/players/{player.username}/" not in body
+
+
+def test_the_page_around_a_kept_partial_is_kept_per_viewer_each_with_its_own_chat_and_header(
+    make_cornmaze, make_user
+) -> None:
+    """The full page (header, chat) around a kept partial is kept too: after each change that
+    adds no move (a message in either chat, a mute, another game's turn, a notice to show),
+    every viewer's kept page is the one drawn afresh for it, and a player never reads the
+    spectators' chat before the end."""
+    from games.chat import service as chat
+
+    game = make_cornmaze()
+    p0, p1, watcher = seat_user(game, 0), seat_user(game, 1), make_user()
+    clients = {"p0": client_for(p0), "p1": client_for(p1), "watcher": client_for(watcher)}
+    clients["anybody"] = Client()
+
+    def same_as_drawn_afresh() -> dict[str, str]:
+        warm = {role: page(client, game) for role, client in clients.items()}
+        for role, client in clients.items():
+            _delete_cache_keys(settings.GAME_LOG_CACHE_PREFIX)
+            assert warm[role] == page(client, game), role
+        for role, client in clients.items():  # kept again, each its own
+            assert page(client, game) == warm[role], role
+        assert kept_keys("page:") == len(clients)
+        return warm
+
+    with time_machine.travel(clock.now(), tick=False):
+        same_as_drawn_afresh()
+        chat.chat_post(game_id=game.pk, user=watcher, text="a word from the stands")
+        seen = same_as_drawn_afresh()
+        for role in ("p0", "p1"):
+            assert "a word from the stands" not in seen[role]
+        assert all("a word from the stands" in seen[role] for role in ("watcher", "anybody"))
+        message = chat.chat_post(game_id=game.pk, user=p1, text="a word between players")
+        seen = same_as_drawn_afresh()
+        assert all("a word between players" in body for body in seen.values())
+        chat.chat_mute(game_id=game.pk, user=p0, message_id=message.pk)
+        seen = same_as_drawn_afresh()
+        assert "a word between players" not in seen["p0"] and "You muted" in seen["p0"]
+        assert "a word between players" in seen["watcher"]
+        # Another game comes to p0's move: "Your move: N" in p0's header and title.
+        before = seen["p0"]
+        other = make_cornmaze()
+        seat = other.seats.get(index=to_move(other))
+        seat.user = p0
+        seat.save(update_fields=["user"])
+        seen = same_as_drawn_afresh()
+        assert seen["p0"] != before and "Your move: " in seen["p0"]
+        # A notice (django.contrib.messages) shows once, on a page drawn for it.
+        response = clients["watcher"].post(
+            reverse("game_chat_report", args=[game.pk]), {"message": message.pk}
+        )
+        assert response.status_code == 302
+        assert escape(wording.CHAT_REPORTED) in page(clients["watcher"], game)
+        assert escape(wording.CHAT_REPORTED) not in page(clients["watcher"], game)
+        same_as_drawn_afresh()

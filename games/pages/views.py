@@ -176,7 +176,7 @@ def _game_response(
     chat_text: str = "",
     game: Game | None = None,
     move: Move | None = None,
-) -> TemplateResponse:
+) -> HttpResponse:
     draft = request.session.get(_draft_key(game_id))
     now = clock.now()
     # A page with an error or a draft, or the move's answer (from the game it wrote), is drawn
@@ -186,7 +186,7 @@ def _game_response(
         facts = game_cache.page_facts(game_id, request.user, now)
     html = game_cache.kept(facts.key) if facts and facts.key else None
     if facts and html is not None:
-        filled = game_cache.fill(html, request, facts.deadlines, now)
+        filled = game_cache.fill(html, get_token(request), facts.deadlines, now)
         if filled is not None:
             return _game_kept(request, game_id, facts, filled, status, chat_error, chat_text)
     # The moves are read only for a page that shows its log: a live race polled twice a
@@ -201,7 +201,7 @@ def _game_response(
         html = render_to_string("games/game.html#game", game_cache.marked(context), request)
         game_cache.keep(facts.key, html)
         deadlines = {s.index: s.deadline for s in game.seats.all() if s.deadline is not None}
-        filled = game_cache.fill(html, request, deadlines, now)
+        filled = game_cache.fill(html, get_token(request), deadlines, now)
         if filled is not None:
             return _game_kept(request, game_id, facts, filled, status, chat_error, chat_text)
     template = "games/game.html"
@@ -229,25 +229,47 @@ def _game_kept(
     status: int,
     chat_error: str,
     chat_text: str,
-) -> TemplateResponse:
+) -> HttpResponse:
     """The page or partial around a kept partial (a game in progress: never stored)."""
     if request.htmx:
-        context: dict[str, Any] = {"game_html": mark_safe(html)}  # noqa: S308 - drawn by the template
-        return _not_stored(
-            TemplateResponse(request, "games/_game_kept.html", context, status=status)
-        )  # type: ignore[return-value]
+        return _kept_response(request, html, status)
     # The page around the partial shows the game's id and title, and the chat, which read
     # only its id and whether it is over: no need to read the game itself.
     game = Game(pk=game_id, kind=facts.kind, status=Game.Status.ACTIVE)
     context = {
         "game": game,
         "title": ENGINES[facts.kind].TITLE,
-        "game_html": mark_safe(html),  # noqa: S308 - drawn by the template
         **chat_context(request, game, facts.is_player),
         "chat_error": chat_error,
         "chat_text": chat_text,
     }
-    return _not_stored(TemplateResponse(request, "games/game.html", context, status=status))  # type: ignore[return-value]
+    key, your_move = "", None
+    if not chat_error and not chat_text:
+        key, your_move = game_cache.shell_key(request, game_id, facts.kind, context["chat"])
+    if not key:
+        context["game_html"] = mark_safe(html)  # noqa: S308 - drawn by the template
+        return _not_stored(TemplateResponse(request, "games/game.html", context, status=status))  # type: ignore[return-value]
+    shell = game_cache.kept(key)
+    if shell is None:
+        # Drawn once with marks for the partial and the CSRF token, kept, then filled in.
+        marked = {
+            **context,
+            "game_html": mark_safe(game_cache.GAME_MARK),  # noqa: S308 - a mark
+            "csrf_token": game_cache.CSRF_MARK,
+            "your_move_count": your_move,
+        }
+        shell = render_to_string("games/game.html", marked, request)
+        game_cache.keep(key, shell)
+    page = game_cache.shell_fill(shell, get_token(request), html)
+    if page is None:
+        context["game_html"] = mark_safe(html)  # noqa: S308 - drawn by the template
+        return _not_stored(TemplateResponse(request, "games/game.html", context, status=status))  # type: ignore[return-value]
+    return _kept_response(request, page, status)
+
+
+def _kept_response(request: HtmxHttpRequest, html: str, status: int) -> HttpResponse:
+    """A kept page or partial, filled in: no template to draw."""
+    return _not_stored(HttpResponse(html, status=status))  # type: ignore[return-value]
 
 
 def _not_stored(response: HttpResponseBase) -> HttpResponseBase:
@@ -539,8 +561,9 @@ def game_invite(request: HtmxHttpRequest, game_id: int, token: str) -> HttpRespo
             return _refused(request, game_id, str(exc))
         return redirect("game", game_id=game_id)
     response = _game_response(request, game_id)
-    assert response.context_data is not None
     if game.status == Game.Status.OPEN:
+        # An open game's page is never kept (game_cache): it is drawn by its template.
+        assert isinstance(response, TemplateResponse) and response.context_data is not None
         seats = list(game.seats.all())
         mine = request.user.is_authenticated and any(s.user_id == request.user.pk for s in seats)
         response.context_data["invite_join_url"] = (
@@ -552,7 +575,7 @@ def game_invite(request: HtmxHttpRequest, game_id: int, token: str) -> HttpRespo
 # --- the chat (games/chat) --------------------------------------------------------------------
 
 
-def chat_context(request: HtmxHttpRequest, game: Game, is_player: bool) -> dict[str, object]:
+def chat_context(request: HtmxHttpRequest, game: Game, is_player: bool) -> dict[str, Any]:
     return {
         "chat": chat.chat_read(game=game, user=request.user, is_player=is_player),
         "chat_poll_every": settings.CHAT_POLL_EVERY,
