@@ -535,3 +535,46 @@ def test_the_page_around_a_kept_partial_is_kept_per_viewer_each_with_its_own_cha
         assert escape(wording.CHAT_REPORTED) in page(clients["watcher"], game)
         assert escape(wording.CHAT_REPORTED) not in page(clients["watcher"], game)
         same_as_drawn_afresh()
+
+
+@pytest.mark.parametrize("kind", ["cornmaze", "robotmaze"])
+def test_the_movers_answer_is_kept_for_its_next_look_the_same_as_drawn_afresh(
+    kind, make_user, make_cornmaze
+) -> None:
+    """The move's answer is drawn from the game and seats the move wrote, and kept under the
+    key those give: the key a read of the database gives (one look more costs no drawing), and
+    the mover's next look, page or partial, is the page drawn afresh."""
+    from games.pages import game_cache
+    from games.play import core
+    from tests.test_query_counts import KEPT_PAGE, KEPT_PARTIAL, game_and_form, queries
+
+    game, form_of = game_and_form(kind, make_user, make_cornmaze)
+    spectator = make_user()
+    for _ in range(2):
+        mover, form = form_of(game)
+        client = client_for(mover)
+        client.get(reverse("game", args=[game.pk]))  # the session and the CSRF cookie
+        _delete_cache_keys(settings.GAME_LOG_CACHE_PREFIX)
+        with time_machine.travel(clock.now(), tick=False):
+            response = client.post(reverse("game_move", args=[game.pk]), form, **HTMX)
+            assert response.status_code == 200
+            assert kept_keys() == 1
+            now = clock.now()
+            written = Game.objects.get(pk=game.pk)
+            core.seats_read(written)
+            for user in (*(s.user for s in written.seats.all()), spectator):
+                facts = game_cache.page_facts(game.pk, user, now)
+                assert facts is not None
+                assert game_cache.page_facts(game.pk, user, now, game=written) == facts
+            url = reverse("game", args=[game.pk])
+            count, partial = queries(lambda c=client, u=url: c.get(u, **HTMX))
+            assert count == KEPT_PARTIAL["player"]
+            assert CSRF.sub(r"\1", partial.content.decode()) == CSRF.sub(
+                r"\1", response.content.decode()
+            )
+            warm = page(client, game)
+            assert queries(lambda c=client, u=url: c.get(u))[0] == KEPT_PAGE["player"]
+            _delete_cache_keys(settings.GAME_LOG_CACHE_PREFIX)
+            assert page(client, game) == warm
+            assert page(client, game, **HTMX) == CSRF.sub(r"\1", partial.content.decode())
+        game.refresh_from_db()

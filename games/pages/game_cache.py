@@ -135,10 +135,33 @@ def _facts_rows_orm(game_id: int) -> list[tuple[Any, ...]]:
     return [(*r[:14], "bank_days" in (r[14] or {}), *r[15:]) for r in rows]
 
 
-def page_facts(game_id: int, user: Any, now: datetime) -> PageFacts | None:
+def _facts_rows_of(game: Game) -> list[tuple[Any, ...]]:
+    """FACTS_SQL's rows from a game with its seats, their people and vacations in hand (the
+    move's answer: what the move read and wrote under the lock, committed)."""
+    rows = []
+    for s in sorted(game.seats.all(), key=lambda s: s.index):
+        vacation = getattr(s.user, "vacation", None)
+        rows.append(
+            (
+                *(s.index, s.user_id, s.reserved_for_id, s.bot, s.deadline, s.bank, s.place),
+                vacation.started_at if vacation else None,
+                vacation.until if vacation else None,
+                *(game.version, game.status, game.seed_sha256, game.clock, game.race_starts_at),
+                "bank_days" in (game.clock_options or {}),
+                *(game.created_by_id, game.kind, s.ready_at, s.finished_at),
+                s.user.username if s.user else None,
+            )
+        )
+    return rows
+
+
+def page_facts(
+    game_id: int, user: Any, now: datetime, *, game: Game | None = None
+) -> PageFacts | None:
     """The game's kept-partial key for this viewer, from one read of its seats with the game's
-    columns that the key needs. None for a game with no seats (or none at all)."""
-    rows = _facts_rows(game_id)
+    columns that the key needs, or from `game` as read with its seats (no read). None for a
+    game with no seats (or none at all)."""
+    rows = _facts_rows(game_id) if game is None else _facts_rows_of(game)
     if not rows:
         return None
     first = rows[0]

@@ -179,12 +179,13 @@ def _game_response(
 ) -> HttpResponse:
     draft = request.session.get(_draft_key(game_id))
     now = clock.now()
-    # A page with an error or a draft, or the move's answer (from the game it wrote), is drawn
-    # for its request alone; any other may be kept (game_cache).
+    # A page with an error or a draft is drawn for its request alone; any other may be kept
+    # (game_cache). The move's answer, from the game it wrote (a version nobody saw yet), is
+    # kept for the mover's next look.
     facts = None
-    if game is None and not error and draft is None:
-        facts = game_cache.page_facts(game_id, request.user, now)
-    html = game_cache.kept(facts.key) if facts and facts.key else None
+    if not error and draft is None:
+        facts = game_cache.page_facts(game_id, request.user, now, game=game)
+    html = game_cache.kept(facts.key) if facts and facts.key and game is None else None
     if facts and html is not None:
         filled = game_cache.fill(html, get_token(request), facts.deadlines, now)
         if filled is not None:
