@@ -247,6 +247,7 @@ def _game_kept(
     key, your_move = "", None
     if not chat_error and not chat_text:
         key, your_move = game_cache.shell_key(request, game_id, facts.kind, context["chat"])
+        context["your_move_count"] = your_move  # read for the key: not again by the header
     if not key:
         context["game_html"] = mark_safe(html)  # noqa: S308 - drawn by the template
         return _not_stored(TemplateResponse(request, "games/game.html", context, status=status))  # type: ignore[return-value]
@@ -257,7 +258,6 @@ def _game_kept(
             **context,
             "game_html": mark_safe(game_cache.GAME_MARK),  # noqa: S308 - a mark
             "csrf_token": game_cache.CSRF_MARK,
-            "your_move_count": your_move,
         }
         shell = render_to_string("games/game.html", marked, request)
         game_cache.keep(key, shell)
