@@ -16,10 +16,12 @@ from django.db import connection
 from django.test import Client, override_settings
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from django.utils.html import escape
 
 from games import clock
 from games.models import Game
 from games.pages import contexts
+from games.ui import wording
 from tests.conftest import _delete_cache_keys, play_to_the_end, seat_user, to_move
 from tests.test_query_counts import (
     HTMX,
@@ -107,19 +109,81 @@ def looks(viewers: dict[object, Client], game: Game) -> None:
                     assert row not in body, (role, other, row)
 
 
-def test_the_keys_differ_by_viewer_ply_end_and_game(make_cornmaze) -> None:
+def test_the_keys_differ_by_viewer_end_and_game(make_cornmaze) -> None:
     game = make_cornmaze()
     keys = {contexts._log_key(game, viewer) for viewer in (0, 1, None)}
     assert len(keys) == 3
     other = make_cornmaze()
     assert contexts._log_key(other, 0) != contexts._log_key(game, 0)
-    before = contexts._log_key(game, 0)
-    game.ply += 1
-    assert contexts._log_key(game, 0) != before
     game.status = Game.Status.FINISHED
     assert contexts._log_key(game, 0) != contexts._log_key(
         Game(pk=game.pk, ply=game.ply, seed_sha256=game.seed_sha256), 0
     )
+
+
+def log_items(body: str) -> str:
+    found = re.search(r"<ol>\s*(.*?)\s*</ol>", log_of(body), re.S)
+    assert found is not None
+    return found.group(1)
+
+
+def drawn_afresh(game: Game, user: Any, monkeypatch: Any) -> str:
+    """The log of the game's page for this user, drawn without the cache."""
+    with monkeypatch.context() as m:
+        m.setattr(contexts, "cache", DeadCache())
+        return str(contexts.game_context(Game.objects.get(pk=game.pk), user)["log"])
+
+
+def kept_log(game: Game, user: Any) -> str:
+    return str(contexts.game_context(Game.objects.get(pk=game.pk), user)["log"])
+
+
+def test_a_kept_log_grows_by_the_moves_since_the_same_as_one_drawn_afresh(
+    make_cornmaze, make_user, monkeypatch
+) -> None:
+    """A log kept at an earlier ply is extended by the moves since (the mover's answer by the
+    move it played, any other look by a read of the plies since): line for line the log drawn
+    afresh, gifts of time (a clock event: the log drawn whole again) included."""
+    from games.play import core
+
+    game = make_cornmaze(seats=3)
+    spectator = make_user()
+    viewers = [seat_user(game, s) for s in range(3)] + [spectator]
+    for step in range(7):
+        mover, form = cornmaze_form(game)
+        client = client_for(mover)
+        if step % 3:  # the mover's own log kept a ply (or several) before
+            client.get(reverse("game", args=[game.pk]))
+        response = client.post(reverse("game_move", args=[game.pk]), form, **HTMX)
+        assert response.status_code == 200
+        answer = CSRF.sub(r"\1", response.content.decode())
+        assert log_items(answer) == drawn_afresh(game, mover, monkeypatch), step
+        if step == 3:
+            game.refresh_from_db()
+            giver = (to_move(game) + 1) % 3
+            core.time_give(game_id=game.pk, user=seat_user(game, giver), seat_index=to_move(game))
+        for n, viewer in enumerate(viewers):
+            if step % (n + 1) == 0:  # some look at each ply, some now and then
+                assert kept_log(game, viewer) == drawn_afresh(game, viewer, monkeypatch), (step, n)
+        game.refresh_from_db()
+    assert kept_log(game, spectator).count("<li") == 8  # seven moves and a clock event
+
+
+def test_a_robot_maze_race_kept_log_grows_per_seat_never_showing_another_warehouse(
+    robot_game, make_user, monkeypatch
+) -> None:
+    viewers = {0: seat_user(robot_game, 0), 1: seat_user(robot_game, 1), None: make_user()}
+    for viewer in viewers.values():
+        kept_log(robot_game, viewer)  # kept at this ply
+    play(robot_game, "RRRD", 2)
+    play(robot_game, "DRRR", 2)
+    robot_game.refresh_from_db()
+    for seat, viewer in viewers.items():
+        grown = kept_log(robot_game, viewer)
+        assert grown == drawn_afresh(robot_game, viewer, monkeypatch), seat
+        for other in (0, 1):
+            if other != seat:
+                assert "".join(WAREHOUSES[other]) not in grown
 
 
 def test_a_move_made_after_the_page_read_its_game_is_not_in_the_kept_log(make_cornmaze) -> None:
@@ -180,12 +244,13 @@ def fresh(client: Client, game: Game, **headers: str) -> str:
     return page(client, game, **headers)
 
 
-def kept_keys() -> int:
+def kept_keys(what: str = "partial:") -> int:
+    """How many game partials (or, "page:", full pages around them) are kept."""
     import redis
     from django.core.cache import cache
 
     raw = redis.Redis.from_url(settings.CACHES["default"]["LOCATION"])
-    pattern = cache.make_key(settings.GAME_LOG_CACHE_PREFIX + "partial:") + "*"
+    pattern = cache.make_key(settings.GAME_LOG_CACHE_PREFIX + what) + "*"
     return len(list(raw.scan_iter(match=pattern)))
 
 
@@ -414,3 +479,102 @@ def test_a_new_name_shows_at_once_on_a_kept_partial(make_cornmaze, make_user) ->
     User.objects.filter(pk=player.pk).update(username="renamed-player")
     body = page(spectator, game, **HTMX)
     assert "/players/renamed-player/" in body and f"/players/{player.username}/" not in body
+
+
+def test_the_page_around_a_kept_partial_is_kept_per_viewer_each_with_its_own_chat_and_header(
+    make_cornmaze, make_user
+) -> None:
+    """The full page (header, chat) around a kept partial is kept too: after each change that
+    adds no move (a message in either chat, a mute, another game's turn, a notice to show),
+    every viewer's kept page is the one drawn afresh for it, and a player never reads the
+    spectators' chat before the end."""
+    from games.chat import service as chat
+
+    game = make_cornmaze()
+    p0, p1, watcher = seat_user(game, 0), seat_user(game, 1), make_user()
+    clients = {"p0": client_for(p0), "p1": client_for(p1), "watcher": client_for(watcher)}
+    clients["anybody"] = Client()
+
+    def same_as_drawn_afresh() -> dict[str, str]:
+        warm = {role: page(client, game) for role, client in clients.items()}
+        for role, client in clients.items():
+            _delete_cache_keys(settings.GAME_LOG_CACHE_PREFIX)
+            assert warm[role] == page(client, game), role
+        for role, client in clients.items():  # kept again, each its own
+            assert page(client, game) == warm[role], role
+        assert kept_keys("page:") == len(clients)
+        return warm
+
+    with time_machine.travel(clock.now(), tick=False):
+        same_as_drawn_afresh()
+        chat.chat_post(game_id=game.pk, user=watcher, text="a word from the stands")
+        seen = same_as_drawn_afresh()
+        for role in ("p0", "p1"):
+            assert "a word from the stands" not in seen[role]
+        assert all("a word from the stands" in seen[role] for role in ("watcher", "anybody"))
+        message = chat.chat_post(game_id=game.pk, user=p1, text="a word between players")
+        seen = same_as_drawn_afresh()
+        assert all("a word between players" in body for body in seen.values())
+        chat.chat_mute(game_id=game.pk, user=p0, message_id=message.pk)
+        seen = same_as_drawn_afresh()
+        assert "a word between players" not in seen["p0"] and "You muted" in seen["p0"]
+        assert "a word between players" in seen["watcher"]
+        # Another game comes to p0's move: "Your move: N" in p0's header and title.
+        before = seen["p0"]
+        other = make_cornmaze()
+        seat = other.seats.get(index=to_move(other))
+        seat.user = p0
+        seat.save(update_fields=["user"])
+        seen = same_as_drawn_afresh()
+        assert seen["p0"] != before and "Your move: " in seen["p0"]
+        # A notice (django.contrib.messages) shows once, on a page drawn for it.
+        response = clients["watcher"].post(
+            reverse("game_chat_report", args=[game.pk]), {"message": message.pk}
+        )
+        assert response.status_code == 302
+        assert escape(wording.CHAT_REPORTED) in page(clients["watcher"], game)
+        assert escape(wording.CHAT_REPORTED) not in page(clients["watcher"], game)
+        same_as_drawn_afresh()
+
+
+@pytest.mark.parametrize("kind", ["cornmaze", "robotmaze"])
+def test_the_movers_answer_is_kept_for_its_next_look_the_same_as_drawn_afresh(
+    kind, make_user, make_cornmaze
+) -> None:
+    """The move's answer is drawn from the game and seats the move wrote, and kept under the
+    key those give: the key a read of the database gives (one look more costs no drawing), and
+    the mover's next look, page or partial, is the page drawn afresh."""
+    from games.pages import game_cache
+    from games.play import core
+    from tests.test_query_counts import KEPT_PAGE, KEPT_PARTIAL, game_and_form, queries
+
+    game, form_of = game_and_form(kind, make_user, make_cornmaze)
+    spectator = make_user()
+    for _ in range(2):
+        mover, form = form_of(game)
+        client = client_for(mover)
+        client.get(reverse("game", args=[game.pk]))  # the session and the CSRF cookie
+        _delete_cache_keys(settings.GAME_LOG_CACHE_PREFIX)
+        with time_machine.travel(clock.now(), tick=False):
+            response = client.post(reverse("game_move", args=[game.pk]), form, **HTMX)
+            assert response.status_code == 200
+            assert kept_keys() == 1
+            now = clock.now()
+            written = Game.objects.get(pk=game.pk)
+            core.seats_read(written)
+            for user in (*(s.user for s in written.seats.all()), spectator):
+                facts = game_cache.page_facts(game.pk, user, now)
+                assert facts is not None
+                assert game_cache.page_facts(game.pk, user, now, game=written) == facts
+            url = reverse("game", args=[game.pk])
+            count, partial = queries(lambda c=client, u=url: c.get(u, **HTMX))
+            assert count == KEPT_PARTIAL["player"]
+            assert CSRF.sub(r"\1", partial.content.decode()) == CSRF.sub(
+                r"\1", response.content.decode()
+            )
+            warm = page(client, game)
+            assert queries(lambda c=client, u=url: c.get(u))[0] == KEPT_PAGE["player"]
+            _delete_cache_keys(settings.GAME_LOG_CACHE_PREFIX)
+            assert page(client, game) == warm
+            assert page(client, game, **HTMX) == CSRF.sub(r"\1", partial.content.decode())
+        game.refresh_from_db()

@@ -5,13 +5,14 @@ its seats (archive.selectors.game_for_page)."""
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
 from django.urls import reverse
-from django.utils.html import format_html_join
+from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
 from games import clock
@@ -21,83 +22,140 @@ from games.archive.reads import seat_url
 from games.archive.records import public_move
 from games.engines import get_engine
 from games.engines.base import JSON
-from games.models import Game, Seat
+from games.models import Game, Move, Seat
 from games.play import core, deadlines, vacations
-from games.ui import SEAT_COLOURS, colour, get_ui, mark_html, wording
+from games.ui import colour, get_ui, mark_html, wording
 
 logger = logging.getLogger(__name__)
 
 
-# How long a drawn move log is kept: a running game moves on to a new key at its next move.
+# How long a drawn move log is kept: a game nobody looks at for this long is drawn afresh.
 LOG_CACHE_SECONDS = 600
 
 
 def _log_key(game: Game, viewer: int | None) -> str:
-    """Moves are append-only and every move adds one to the game's ply, so the log a viewer may
-    see is the same for one game, ply, number of clock events (a gift of time is in the log and
-    adds no ply), viewer's seat (None: anybody else) and game over or not. The seat is in the
-    key because what a log shows depends on it (a race hides the other runners' steps): no
-    viewer ever gets a log drawn for another. The seed's hash, the game's own random token,
-    keeps a database made again (its ids used again) from meeting the logs of its predecessor
-    in the cache."""
+    """One kept log per game, viewer's seat (None: anybody else) and game over or not; it holds
+    the ply and number of clock events it was drawn at (`_log`). The seat is in the key because
+    what a log shows depends on it (a race hides the other runners' steps): no viewer ever gets
+    a log drawn for another. The end is in it because a game over shows what it hid. The seed's
+    hash, the game's own random token, keeps a database made again (its ids used again) from
+    meeting the logs of its predecessor in the cache."""
     seat = "-" if viewer is None else str(viewer)
     prefix = settings.GAME_LOG_CACHE_PREFIX
-    events = len(game.clock_events)
-    return (
-        f"{prefix}{game.pk}:{game.seed_sha256[:16]}:{game.ply}:{events}:{seat}:{int(game.is_over)}"
-    )
+    return f"{prefix}{game.pk}:{game.seed_sha256[:16]}:{seat}:{int(game.is_over)}"
 
 
-def _log(
-    game: Game, viewer: int | None, clock_events: list[tuple[int, str]]
-) -> tuple[bool, SafeString, frozenset[int]]:
-    """(whether there is a move, the log's items as HTML, the seats that moved) for this viewer:
-    from the cache, or read (one query) and drawn, then kept. Each clock event (a gift of time)
-    comes after the move it followed, numbered as that move. A game that hides its log has
-    none."""
-    if get_ui(game.kind).hide_log:
-        return False, SafeString(""), frozenset()
-    key = _log_key(game, viewer)
+# A log line: its number, its class (a log with clock events gives each line one), the mover's
+# mark and the notation (or the clock event's text).
+LOG_LINE = '<li value="{}"{}>{} <span class="notation">{}</span></li>'
+_MOVE_CLASS, _EVENT_CLASS = ' class="log-entry"', ' class="log-entry clock-event"'
+
+
+@dataclass(frozen=True)
+class _KeptLog:
+    """A viewer's log as drawn at `ply` with `events` clock events (as `_log` returns it)."""
+
+    ply: int
+    events: int
+    has_moves: bool
+    html: str
+    movers: tuple[int, ...]
+
+
+def _log_kept(game: Game, key: str) -> _KeptLog | None:
     try:
         kept = cache.get(key)
     except Exception:  # noqa: BLE001 - without the cache, the log is read and drawn
         logger.warning("could not read the log of game %s from the cache", game.pk, exc_info=True)
-        kept = None
-    if isinstance(kept, tuple) and len(kept) == 3:
-        return bool(kept[0]), mark_safe(kept[1]), frozenset(kept[2])  # noqa: S308 - drawn by format_html_join
-    engine = get_engine(game.kind)
-    marks = {c: mark_html(c) for c in range(SEAT_COLOURS)}
+        return None
+    return _KeptLog(*kept) if isinstance(kept, tuple) and len(kept) == 5 else None
+
+
+def _log(
+    game: Game,
+    viewer: int | None,
+    clock_events: list[tuple[int, str]],
+    new_move: Move | None = None,
+) -> tuple[bool, SafeString, frozenset[int]]:
+    """(whether there is a move, the log's items as HTML, the seats that moved) for this viewer:
+    from the cache; or the kept log of an earlier ply with the moves since drawn after it
+    (moves are append-only, one a ply; `new_move`, the move just played, is read no more); or
+    read whole (one query) and drawn; then kept. Each clock event (a gift of time) comes after
+    the move it followed, numbered as that move. A game that hides its log has none."""
+    if get_ui(game.kind).hide_log:
+        return False, SafeString(""), frozenset()
+    key = _log_key(game, viewer)
+    events = len(game.clock_events)
+    kept = _log_kept(game, key)
+    if kept is not None and (kept.ply, kept.events) == (game.ply, events):
+        return kept.has_moves, mark_safe(kept.html), frozenset(kept.movers)  # noqa: S308 - drawn by format_html
     # Only the moves up to the game's ply as read (a move committed since is the next ply's).
-    read = [m for m in game.moves.all() if m.ply <= game.ply]
-    movers = frozenset(m.seat for m in read)
-    moves = [
-        (m.ply, marks[colour(m.seat)], engine.notation(m.move, m.outcome))
-        for m in read
-        # Only what the record shows this viewer.
-        if public_move(game.kind, m.move, m.outcome, m.seat, viewer, game.is_over) is not None
-    ]
-    if clock_events:
-        entries: list[tuple[int, int, str, str, str]] = [
-            (ply, 0, mark, text, "") for ply, mark, text in moves
-        ]
-        entries += [(ply, 1, "", text, " clock-event") for ply, text in clock_events]
-        log = format_html_join(
-            "",
-            '<li value="{}" class="log-entry{}">{} <span class="notation">{}</span></li>',
-            ((max(1, e[0]), e[4], e[2], e[3]) for e in sorted(entries, key=lambda e: e[:2])),
-        )
+    if kept is not None and kept.ply < game.ply and kept.events == events:
+        # The clock events are all of plies up to the kept log's: the new moves come after.
+        if new_move is not None and new_move.ply == game.ply == kept.ply + 1:
+            read = [new_move]
+        else:
+            read = list(game.moves.filter(ply__gt=kept.ply, ply__lte=game.ply))
+        html, has_moves, movers = kept.html, kept.has_moves, frozenset(kept.movers)
+        lines = _log_lines(game, viewer, read, [], bool(clock_events))
     else:
-        log = format_html_join("", '<li value="{}">{} <span class="notation">{}</span></li>', moves)
-    try:
-        cache.set(key, (bool(moves), str(log), sorted(movers)), LOG_CACHE_SECONDS)
-    except Exception:  # noqa: BLE001 - a cache outage must not break the page
-        logger.warning("could not keep the log of game %s in the cache", game.pk, exc_info=True)
-    return bool(moves), log, movers
+        read = [m for m in game.moves.all() if m.ply <= game.ply]
+        html, has_moves, movers = "", False, frozenset()
+        lines = _log_lines(game, viewer, read, clock_events, bool(clock_events))
+    html += lines[1]
+    has_moves = has_moves or lines[0]
+    movers |= {m.seat for m in read}
+    if kept is None or (kept.ply, kept.events) <= (game.ply, events):
+        entry = (game.ply, events, has_moves, html, tuple(sorted(movers)))
+        try:
+            cache.set(key, entry, LOG_CACHE_SECONDS)
+        except Exception:  # noqa: BLE001 - a cache outage must not break the page
+            logger.warning("could not keep the log of game %s in the cache", game.pk, exc_info=True)
+    return has_moves, mark_safe(html), movers  # noqa: S308 - drawn by format_html
+
+
+def _log_lines(
+    game: Game,
+    viewer: int | None,
+    moves: list[Move],
+    clock_events: list[tuple[int, str]],
+    with_events: bool,
+) -> tuple[bool, str]:
+    """(whether a move is shown, the lines) of these moves, only what the record shows this
+    viewer, and clock events, in order; `with_events`: the log has clock events (its lines
+    have a class)."""
+    engine = get_engine(game.kind)
+    marks: dict[int, SafeString] = {}
+    # (the ply it follows, 0 for a move and 1 for a clock event, class, mark, text)
+    entries: list[tuple[int, int, str, str, str]] = []
+    for m in moves:
+        if public_move(game.kind, m.move, m.outcome, m.seat, viewer, game.is_over) is None:
+            continue
+        c = colour(m.seat)
+        if c not in marks:
+            marks[c] = mark_html(c)
+        line_class = _MOVE_CLASS if with_events else ""
+        entries.append((m.ply, 0, line_class, marks[c], engine.notation(m.move, m.outcome)))
+    shown = bool(entries)
+    entries += [(ply, 1, _EVENT_CLASS, "", text) for ply, text in clock_events]
+    entries.sort(key=lambda e: e[:2])
+    # A clock event before the first move is numbered as the first move.
+    return shown, "".join(
+        format_html(LOG_LINE, max(1, ply), mark_safe(cls), mark, text)  # noqa: S308 - a constant
+        for ply, _, cls, mark, text in entries
+    )
 
 
 def game_context(
-    game: Game, user: Any, *, error: str = "", draft: JSON | None = None
+    game: Game,
+    user: Any,
+    *,
+    error: str = "",
+    draft: JSON | None = None,
+    new_move: Move | None = None,
 ) -> dict[str, Any]:
+    """The game page's context; `new_move`: the move just played in `game` (its answer), which
+    the log need not read again."""
     seats: list[Seat] = list(game.seats.all())
     my_seat = next((s for s in seats if user.is_authenticated and s.user_id == user.pk), None)
     viewer = my_seat.index if my_seat else None
@@ -136,7 +194,7 @@ def game_context(
     clock_events = [
         (e.get("ply", 0), wording.clock_event_text(e, names)) for e in game.clock_events
     ]
-    has_moves, log, movers = _log(game, viewer, clock_events)
+    has_moves, log, movers = _log(game, viewer, clock_events, new_move)
     # A private game is joined through its invite link only (play.challenges).
     can_join = (
         game.status == Game.Status.OPEN

@@ -19,10 +19,17 @@ down with the clock. What a kept partial may show is decided by its key:
 What differs from one request to the next is not in the kept HTML: the CSRF token and each
 clock's time left (whole seconds) are marks that `fill` replaces for each response. A page
 with an error or the viewer's draft is drawn for that request alone and not kept.
+
+The full page around a kept partial (the header, the chat) is kept too, with a mark where the
+partial goes (`shell_key`): its key is everything it shows, the viewer (id, name, guest or
+not, "Your move: N"), the chat as this viewer reads it (each message with its author's name,
+whom the viewer muted), and the static files' addresses; a page with a message to show
+(django.contrib.messages) or a chat error is drawn for its request alone.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 from dataclasses import dataclass, replace
@@ -30,12 +37,15 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
+from django.contrib.messages import get_messages
 from django.core.cache import cache
 from django.db import connection
 from django.http import HttpRequest
-from django.middleware.csrf import get_token
+from django.templatetags.static import static
 
 from games import clock
+from games.archive import selectors
+from games.chat.service import ChatView
 from games.models import Clock, Game, Seat
 
 logger = logging.getLogger(__name__)
@@ -47,6 +57,8 @@ PARTIAL_CACHE_SECONDS = 600
 # Marks in a kept partial, replaced for each response. NUL is in no name, text or number the
 # page draws (usernames and bot names are letters, digits and @.+-_).
 CSRF_MARK = "\x00csrf\x00"
+# Where a kept page shell takes the game's partial.
+GAME_MARK = "\x00game\x00"
 
 
 def left_mark(index: int) -> str:
@@ -123,10 +135,33 @@ def _facts_rows_orm(game_id: int) -> list[tuple[Any, ...]]:
     return [(*r[:14], "bank_days" in (r[14] or {}), *r[15:]) for r in rows]
 
 
-def page_facts(game_id: int, user: Any, now: datetime) -> PageFacts | None:
+def _facts_rows_of(game: Game) -> list[tuple[Any, ...]]:
+    """FACTS_SQL's rows from a game with its seats, their people and vacations in hand (the
+    move's answer: what the move read and wrote under the lock, committed)."""
+    rows = []
+    for s in sorted(game.seats.all(), key=lambda s: s.index):
+        vacation = getattr(s.user, "vacation", None)
+        rows.append(
+            (
+                *(s.index, s.user_id, s.reserved_for_id, s.bot, s.deadline, s.bank, s.place),
+                vacation.started_at if vacation else None,
+                vacation.until if vacation else None,
+                *(game.version, game.status, game.seed_sha256, game.clock, game.race_starts_at),
+                "bank_days" in (game.clock_options or {}),
+                *(game.created_by_id, game.kind, s.ready_at, s.finished_at),
+                s.user.username if s.user else None,
+            )
+        )
+    return rows
+
+
+def page_facts(
+    game_id: int, user: Any, now: datetime, *, game: Game | None = None
+) -> PageFacts | None:
     """The game's kept-partial key for this viewer, from one read of its seats with the game's
-    columns that the key needs. None for a game with no seats (or none at all)."""
-    rows = _facts_rows(game_id)
+    columns that the key needs, or from `game` as read with its seats (no read). None for a
+    game with no seats (or none at all)."""
+    rows = _facts_rows(game_id) if game is None else _facts_rows_of(game)
     if not rows:
         return None
     first = rows[0]
@@ -216,15 +251,61 @@ def marked(context: dict[str, Any]) -> dict[str, Any]:
     return {**context, "csrf_token": CSRF_MARK}
 
 
-def fill(
-    html: str, request: HttpRequest, deadlines: dict[int, datetime], now: datetime
-) -> str | None:
+def fill(html: str, token: str, deadlines: dict[int, datetime], now: datetime) -> str | None:
     """A kept partial for this request: its CSRF token and the clocks' time left now; None if
     a mark is left over (not drawn from these facts: draw the page afresh)."""
-    html = html.replace(CSRF_MARK, get_token(request))
+    html = html.replace(CSRF_MARK, token)
     for index, deadline in deadlines.items():
         html = html.replace(left_mark(index), clock.format_left(deadline - now))
     if "\x00" in html:
         logger.warning("a kept game partial did not match its facts")
         return None
     return html
+
+
+@functools.cache
+def _assets() -> str:
+    """The static files' addresses the page shell draws (new with each deploy's files)."""
+    names = ("css/site.css", "django_htmx/htmx-2.min.js", "js/site.js", "img/favicon.svg")
+    return " ".join(static(name) for name in (*names, "img/favicon-your-move.svg"))
+
+
+def shell_key(
+    request: HttpRequest, game_id: int, kind: str, chat: ChatView
+) -> tuple[str, int | None]:
+    """(the key of the full page around the game's kept partial for this viewer, "" if the page
+    is drawn for its request alone; the viewer's "Your move: N", None for a visitor)."""
+    user: Any = request.user
+    your_move = None
+    viewer: tuple[Any, ...] = ()
+    if user.is_authenticated:
+        your_move = selectors.your_move_count(user)
+        profile = getattr(user, "profile", None)
+        viewer = (user.pk, user.get_username(), profile and profile.is_guest, your_move)
+    if len(get_messages(request)):
+        return "", your_move
+    messages = [
+        (m.pk, m.author_id, m.author.get_username(), m.channel, m.text, m.created_at.isoformat())
+        for m in (*chat.players, *chat.spectators)
+    ]
+    shown = (
+        kind,
+        viewer,
+        (chat.is_player, chat.over, chat.can_write, chat.show_spectators, chat.hidden),
+        chat.last_id,
+        chat.muted,
+        messages,
+        _assets(),
+    )
+    digest = hashlib.sha256(repr(shown).encode()).hexdigest()[:24]
+    return f"{settings.GAME_LOG_CACHE_PREFIX}page:{game_id}:{digest}", your_move
+
+
+def shell_fill(shell: str, token: str, partial: str) -> str | None:
+    """A kept page shell with this request's CSRF token and the game's filled partial; None if
+    a mark is left over."""
+    shell = shell.replace(CSRF_MARK, token)
+    if shell.count("\x00") != GAME_MARK.count("\x00") or GAME_MARK not in shell:
+        logger.warning("a kept game page did not have its marks")
+        return None
+    return shell.replace(GAME_MARK, partial)

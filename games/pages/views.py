@@ -37,7 +37,7 @@ from games.chat import service as chat
 from games.engines import ENGINES, get_engine
 from games.engines.base import JSON
 from games.mail import views as mail_views
-from games.models import Game
+from games.models import Game, Move
 from games.pages import contexts, game_cache, rows
 from games.play import challenges, core
 from games.play.paces import race
@@ -175,17 +175,19 @@ def _game_response(
     chat_error: str = "",
     chat_text: str = "",
     game: Game | None = None,
-) -> TemplateResponse:
+    move: Move | None = None,
+) -> HttpResponse:
     draft = request.session.get(_draft_key(game_id))
     now = clock.now()
-    # A page with an error or a draft, or the move's answer (from the game it wrote), is drawn
-    # for its request alone; any other may be kept (game_cache).
+    # A page with an error or a draft is drawn for its request alone; any other may be kept
+    # (game_cache). The move's answer, from the game it wrote (a version nobody saw yet), is
+    # kept for the mover's next look.
     facts = None
-    if game is None and not error and draft is None:
-        facts = game_cache.page_facts(game_id, request.user, now)
-    html = game_cache.kept(facts.key) if facts and facts.key else None
+    if not error and draft is None:
+        facts = game_cache.page_facts(game_id, request.user, now, game=game)
+    html = game_cache.kept(facts.key) if facts and facts.key and game is None else None
     if facts and html is not None:
-        filled = game_cache.fill(html, request, facts.deadlines, now)
+        filled = game_cache.fill(html, get_token(request), facts.deadlines, now)
         if filled is not None:
             return _game_kept(request, game_id, facts, filled, status, chat_error, chat_text)
     # The moves are read only for a page that shows its log: a live race polled twice a
@@ -194,13 +196,13 @@ def _game_response(
         game = selectors.game_for_page(game_id, with_moves=False)
     if game is None:
         raise Http404("No such game.")
-    context = contexts.game_context(game, request.user, error=error, draft=draft)
+    context = contexts.game_context(game, request.user, error=error, draft=draft, new_move=move)
     if facts and facts.key and facts.version == game.version:
         # Drawn once with marks for what differs per request, kept, then filled in.
         html = render_to_string("games/game.html#game", game_cache.marked(context), request)
         game_cache.keep(facts.key, html)
         deadlines = {s.index: s.deadline for s in game.seats.all() if s.deadline is not None}
-        filled = game_cache.fill(html, request, deadlines, now)
+        filled = game_cache.fill(html, get_token(request), deadlines, now)
         if filled is not None:
             return _game_kept(request, game_id, facts, filled, status, chat_error, chat_text)
     template = "games/game.html"
@@ -228,25 +230,47 @@ def _game_kept(
     status: int,
     chat_error: str,
     chat_text: str,
-) -> TemplateResponse:
+) -> HttpResponse:
     """The page or partial around a kept partial (a game in progress: never stored)."""
     if request.htmx:
-        context: dict[str, Any] = {"game_html": mark_safe(html)}  # noqa: S308 - drawn by the template
-        return _not_stored(
-            TemplateResponse(request, "games/_game_kept.html", context, status=status)
-        )  # type: ignore[return-value]
+        return _kept_response(request, html, status)
     # The page around the partial shows the game's id and title, and the chat, which read
     # only its id and whether it is over: no need to read the game itself.
     game = Game(pk=game_id, kind=facts.kind, status=Game.Status.ACTIVE)
     context = {
         "game": game,
         "title": ENGINES[facts.kind].TITLE,
-        "game_html": mark_safe(html),  # noqa: S308 - drawn by the template
         **chat_context(request, game, facts.is_player),
         "chat_error": chat_error,
         "chat_text": chat_text,
     }
-    return _not_stored(TemplateResponse(request, "games/game.html", context, status=status))  # type: ignore[return-value]
+    key, your_move = "", None
+    if not chat_error and not chat_text:
+        key, your_move = game_cache.shell_key(request, game_id, facts.kind, context["chat"])
+        context["your_move_count"] = your_move  # read for the key: not again by the header
+    if not key:
+        context["game_html"] = mark_safe(html)  # noqa: S308 - drawn by the template
+        return _not_stored(TemplateResponse(request, "games/game.html", context, status=status))  # type: ignore[return-value]
+    shell = game_cache.kept(key)
+    if shell is None:
+        # Drawn once with marks for the partial and the CSRF token, kept, then filled in.
+        marked = {
+            **context,
+            "game_html": mark_safe(game_cache.GAME_MARK),  # noqa: S308 - a mark
+            "csrf_token": game_cache.CSRF_MARK,
+        }
+        shell = render_to_string("games/game.html", marked, request)
+        game_cache.keep(key, shell)
+    page = game_cache.shell_fill(shell, get_token(request), html)
+    if page is None:
+        context["game_html"] = mark_safe(html)  # noqa: S308 - drawn by the template
+        return _not_stored(TemplateResponse(request, "games/game.html", context, status=status))  # type: ignore[return-value]
+    return _kept_response(request, page, status)
+
+
+def _kept_response(request: HtmxHttpRequest, html: str, status: int) -> HttpResponse:
+    """A kept page or partial, filled in: no template to draw."""
+    return _not_stored(HttpResponse(html, status=status))  # type: ignore[return-value]
 
 
 def _not_stored(response: HttpResponseBase) -> HttpResponseBase:
@@ -287,8 +311,9 @@ def game_move(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
         return _refused(request, game_id, str(exc))
     request.session.pop(_draft_key(game_id), None)
     # The answer's partial from the game and seats the move read and wrote under the lock:
-    # committed, so the same as a read now would give, without reading them again.
-    return _after_action(request, game_id, game=played.game)
+    # committed, so the same as a read now would give, without reading them again; its log
+    # adds the move played to the mover's kept log.
+    return _after_action(request, game_id, game=played.game, move=played)
 
 
 @require_POST
@@ -397,10 +422,10 @@ def _resign_confirm(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
 
 
 def _after_action(
-    request: HtmxHttpRequest, game_id: int, *, game: Game | None = None
+    request: HtmxHttpRequest, game_id: int, *, game: Game | None = None, move: Move | None = None
 ) -> HttpResponseBase:
     if request.htmx:
-        return _game_response(request, game_id, game=game)
+        return _game_response(request, game_id, game=game, move=move)
     return redirect("game", game_id=game_id)
 
 
@@ -537,8 +562,9 @@ def game_invite(request: HtmxHttpRequest, game_id: int, token: str) -> HttpRespo
             return _refused(request, game_id, str(exc))
         return redirect("game", game_id=game_id)
     response = _game_response(request, game_id)
-    assert response.context_data is not None
     if game.status == Game.Status.OPEN:
+        # An open game's page is never kept (game_cache): it is drawn by its template.
+        assert isinstance(response, TemplateResponse) and response.context_data is not None
         seats = list(game.seats.all())
         mine = request.user.is_authenticated and any(s.user_id == request.user.pk for s in seats)
         response.context_data["invite_join_url"] = (
@@ -550,7 +576,7 @@ def game_invite(request: HtmxHttpRequest, game_id: int, token: str) -> HttpRespo
 # --- the chat (games/chat) --------------------------------------------------------------------
 
 
-def chat_context(request: HtmxHttpRequest, game: Game, is_player: bool) -> dict[str, object]:
+def chat_context(request: HtmxHttpRequest, game: Game, is_player: bool) -> dict[str, Any]:
     return {
         "chat": chat.chat_read(game=game, user=request.user, is_player=is_player),
         "chat_poll_every": settings.CHAT_POLL_EVERY,
