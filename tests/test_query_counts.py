@@ -37,8 +37,10 @@ pytestmark = pytest.mark.django_db
 # The move POST answers htmx with the game's partial, so it holds a game page's reads too.
 # The game's lock takes its lock_timeout in the same statement (play.core.game_locked); a
 # game by turns deletes the mover's reminder and writes the next player's in one statement
-# (mail.notices.turns_changed); the session comes from the cache (accounts.sessions).
-MOVE_POST = {"cornmaze": 10, "robotmaze": 10, "mazerace": 7, "mazerace-live": 7}
+# (mail.notices.turns_changed); the session comes from the cache (accounts.sessions). The move,
+# the game, the seats' deadlines and the reminders are written in one statement
+# (statements.writes_together).
+MOVE_POST = {"cornmaze": 7, "robotmaze": 7, "mazerace": 6, "mazerace-live": 6}
 # A race's page reads no moves: it shows no log.
 # A signed-in viewer's full page reads "Your move: N" for the header and title (one query).
 # The full page shows the game's chat: one query for its latest messages (and one for whom the
