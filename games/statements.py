@@ -276,9 +276,6 @@ class _Batch:
         return execute(sql, params, many, context)
 
 
-_batches: WeakKeyDictionary[BaseDatabaseWrapper, _Batch] = WeakKeyDictionary()
-
-
 @contextmanager
 def writes_together(alias: str) -> Iterator[None]:
     """Inside a transaction on PostgreSQL, the row writes above (`rows_insert`, `rows_update`,
@@ -288,23 +285,28 @@ def writes_together(alias: str) -> Iterator[None]:
     nothing kept back is sent: the transaction the exception rolls back would drop it. Elsewhere
     (SQLite, autocommit) each write goes at once, as outside."""
     connection = connections[alias]
-    if connection.vendor != "postgresql" or connection.get_autocommit() or connection in _batches:
+    if (
+        connection.vendor != "postgresql"
+        or connection.get_autocommit()
+        or _batch_of(connection) is not None
+    ):
         yield
         return
     batch = _Batch(connection)
-    _batches[connection] = batch
-    try:
-        with connection.execute_wrapper(batch):
-            yield
-            batch.send()
-    finally:
-        del _batches[connection]
+    with connection.execute_wrapper(batch):
+        yield
+        batch.send()
+
+
+def _batch_of(connection: BaseDatabaseWrapper) -> _Batch | None:
+    """The batch open on this connection (one of its execute wrappers), if any."""
+    return next((w for w in connection.execute_wrappers if isinstance(w, _Batch)), None)
 
 
 def _write(connection: BaseDatabaseWrapper, pieces: Sequence[_Piece]) -> None:
     """These writes, kept back if a batch is open on the connection, else at once in one
     statement."""
-    batch = _batches.get(connection)
+    batch = _batch_of(connection)
     if batch is None:
         _execute(connection, pieces)
     else:
