@@ -520,6 +520,7 @@ class Rules(Engine):
     MIN_SEATS = MIN_SEATS
     MAX_SEATS = MAX_SEATS
     INITIAL_IS_PUBLIC = INITIAL_IS_PUBLIC
+    APPLY_GIVES_JSON = True
     default_options = staticmethod(default_options)
     validate_options = staticmethod(validate_options)
     start = staticmethod(start)

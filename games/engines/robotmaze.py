@@ -452,6 +452,7 @@ class Rules(Engine):
     TITLE = TITLE
     MIN_SEATS = MIN_SEATS
     MAX_SEATS = MAX_SEATS
+    APPLY_GIVES_JSON = True
     default_options = staticmethod(default_options)
     validate_options = staticmethod(validate_options)
     start = staticmethod(start)

@@ -545,9 +545,9 @@ def _move_apply(
         seat=seat.index,
         at=now,
         move=json_safe(move),
-        outcome=json_safe(outcome),
+        outcome=outcome if engine.APPLY_GIVES_JSON else json_safe(outcome),
     )
-    game.state = json_safe(state)
+    game.state = state if engine.APPLY_GIVES_JSON else json_safe(state)
     game.version += 1
     return record, engine.result(game.state)
 
