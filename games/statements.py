@@ -3,11 +3,14 @@ the ORM builds a query's SQL anew each time it runs, which cost more than the mo
 round trips did. A `Compiled` read is a queryset compiled to SQL the first time a connection
 runs it, then only executed, its rows turned into model instances as the queryset would have
 (converters, select_related objects). `rows_insert`, `rows_update`, `rows_delete` and
-`rows_replace` write rows in one short statement each."""
+`rows_replace` write rows in one short statement each; inside `writes_together` (PostgreSQL),
+the writes of a move go to the database together, as one statement."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 from weakref import WeakKeyDictionary
 
@@ -82,21 +85,47 @@ class Compiled(Generic[M]):
         return found
 
 
-def rows_insert(rows: Sequence[Model], *, ignore_conflicts: bool = False) -> list[Any]:
+def rows_insert(
+    rows: Sequence[Model],
+    *,
+    ignore_conflicts: bool = False,
+    then: Callable[[list[Any]], None] | None = None,
+) -> None:
     """Insert these new rows of one model in one INSERT ... RETURNING: what `bulk_create`
-    does, without its query building. Returns the ids of the rows inserted. Each row is given
-    its id, unless `ignore_conflicts` (ON CONFLICT DO NOTHING: a row that would break a unique
-    constraint is not inserted, and the ids returned are those of the rows that were). Fields
-    with a database default only (no Python default) are not supported: every concrete field
-    but the id is written."""
+    does, without its query building. Each row is given its id, unless `ignore_conflicts` (ON
+    CONFLICT DO NOTHING: a row that would break a unique constraint is not inserted); `then`
+    is given the ids of the rows inserted, at once or, inside `writes_together`, when the batch
+    is sent. Fields with a database default only (no Python default) are not supported: every
+    concrete field but the id is written."""
     if not rows:
-        return []
+        if then is not None:
+            then([])
+        return
     meta = rows[0]._meta
     model = type(rows[0])
     alias = router.db_for_write(model)
     connection = connections[alias]
     quote = connection.ops.quote_name
     assert meta.pk is not None
+    sql, params = _insert_sql(rows, connection)
+    sql += f"{_IGNORED if ignore_conflicts else ''} RETURNING {quote(str(meta.pk.column))}"
+
+    def inserted(ids: list[Any]) -> None:
+        if not ignore_conflicts:
+            for row, pk in zip(rows, ids, strict=True):
+                row.pk = pk
+                row._state.adding = False
+                row._state.db = alias
+        if then is not None:
+            then(ids)
+
+    _write(connection, [_Piece(meta.db_table, sql, params, inserted)])
+
+
+def _insert_sql(rows: Sequence[Model], connection: BaseDatabaseWrapper) -> tuple[str, list[Any]]:
+    """INSERT INTO ... VALUES of these new rows of one model, every concrete field but the id."""
+    meta = rows[0]._meta
+    quote = connection.ops.quote_name
     columns: list[Field[Any, Any]] = [
         f for f in meta.concrete_fields if not f.primary_key and isinstance(f, Field)
     ]
@@ -107,23 +136,13 @@ def rows_insert(rows: Sequence[Model], *, ignore_conflicts: bool = False) -> lis
     sql = (
         f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(str(f.column)) for f in columns)})"
         f" VALUES {', '.join([one] * len(rows))}"
-        f"{' ON CONFLICT DO NOTHING' if ignore_conflicts else ''}"
-        f" RETURNING {quote(str(meta.pk.column))}"
     )
     params = [
         field.get_db_prep_save(getattr(row, field.attname), connection)
         for row in rows
         for field in columns
     ]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        ids = [found[0] for found in cursor.fetchall()]
-    if not ignore_conflicts:
-        for row, pk in zip(rows, ids, strict=True):
-            row.pk = pk
-            row._state.adding = False
-            row._state.db = alias
-    return ids
+    return sql, params
 
 
 def rows_update(rows: Sequence[Model], fields: Sequence[str]) -> None:
@@ -148,30 +167,29 @@ def rows_update(rows: Sequence[Model], fields: Sequence[str]) -> None:
         + [row.pk]
         for row in rows
     ]
-    with connection.cursor() as cursor:
-        if len(rows) == 1 or connection.vendor != "postgresql":
-            sets = ", ".join(f"{quote(str(field.column))} = %s" for field in columns)
-            sql = f"UPDATE {table} SET {sets} WHERE {pk} = %s"
-            if len(rows) == 1:
-                cursor.execute(sql, values[0])
-            else:
+    if len(rows) == 1 or connection.vendor != "postgresql":
+        sets = ", ".join(f"{quote(str(field.column))} = %s" for field in columns)
+        sql = f"UPDATE {table} SET {sets} WHERE {pk} = %s"
+        if len(rows) == 1:
+            _write(connection, [_Piece(meta.db_table, sql, values[0])])
+        else:
+            with connection.cursor() as cursor:
                 cursor.executemany(sql, values)
-            return
-        # Each value cast to its column's type: a NULL in VALUES has none of its own.
-        casts = [f"%s::{field.cast_db_type(connection)}" for field in columns]
-        first = f"({', '.join([*casts, f'%s::{meta.pk.cast_db_type(connection)}'])})"
-        more = f"({', '.join(['%s'] * (len(columns) + 1))})"
-        names = [f"c{i}" for i in range(len(columns))]
-        sets = ", ".join(
-            f"{quote(str(field.column))} = v.{name}"
-            for field, name in zip(columns, names, strict=True)
-        )
-        rows_sql = ", ".join([first] + [more] * (len(rows) - 1))
-        sql = (
-            f"UPDATE {table} SET {sets} FROM (VALUES {rows_sql})"
-            f" AS v({', '.join(names)}, id) WHERE {table}.{pk} = v.id"
-        )
-        cursor.execute(sql, [p for row in values for p in row])
+        return
+    # Each value cast to its column's type: a NULL in VALUES has none of its own.
+    casts = [f"%s::{field.cast_db_type(connection)}" for field in columns]
+    first = f"({', '.join([*casts, f'%s::{meta.pk.cast_db_type(connection)}'])})"
+    more = f"({', '.join(['%s'] * (len(columns) + 1))})"
+    names = [f"c{i}" for i in range(len(columns))]
+    sets = ", ".join(
+        f"{quote(str(field.column))} = v.{name}" for field, name in zip(columns, names, strict=True)
+    )
+    rows_sql = ", ".join([first] + [more] * (len(rows) - 1))
+    sql = (
+        f"UPDATE {table} SET {sets} FROM (VALUES {rows_sql})"
+        f" AS v({', '.join(names)}, id) WHERE {table}.{pk} = v.id"
+    )
+    _write(connection, [_Piece(meta.db_table, sql, [p for row in values for p in row])])
 
 
 def rows_delete(model: type[Model], field: str, values: Sequence[object]) -> None:
@@ -196,27 +214,15 @@ def rows_replace(
         rows_insert(rows, ignore_conflicts=True)
         return
     meta = model._meta
-    quote = connection.ops.quote_name
-    columns: list[Field[Any, Any]] = [
-        f for f in meta.concrete_fields if not f.primary_key and isinstance(f, Field)
-    ]
-    for row in rows:
-        for column in columns:
-            column.pre_save(row, add=True)
-    one = "(" + ", ".join(["%s"] * len(columns)) + ")"
     delete, params = _delete_sql(model, field, values, connection)
-    sql = (
-        f"WITH gone AS ({delete}) INSERT INTO {quote(meta.db_table)}"
-        f" ({', '.join(quote(str(f.column)) for f in columns)})"
-        f" VALUES {', '.join([one] * len(rows))} ON CONFLICT DO NOTHING"
+    insert, more = _insert_sql(rows, connection)
+    _write(
+        connection,
+        [_Piece(meta.db_table, delete, params), _Piece(meta.db_table, insert + _IGNORED, more)],
     )
-    params += [
-        column.get_db_prep_save(getattr(row, column.attname), connection)
-        for row in rows
-        for column in columns
-    ]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+
+
+_IGNORED = " ON CONFLICT DO NOTHING"
 
 
 def _delete_sql(
@@ -228,3 +234,100 @@ def _delete_sql(
     marks = ", ".join(["%s"] * len(values))
     table = quote(model._meta.db_table)
     return f"DELETE FROM {table} WHERE {quote(str(column.column))} IN ({marks})", list(values)
+
+
+# --- writes sent together ----------------------------------------------------------------------
+
+
+@dataclass
+class _Piece:
+    """One write: its table, its SQL and parameters, and for an INSERT ... RETURNING (the id)
+    what is given the ids."""
+
+    table: str
+    sql: str
+    params: list[Any]
+    returned: Callable[[list[Any]], None] | None = None
+
+
+class _Batch:
+    """The writes kept back on one connection inside `writes_together`; an execute wrapper, so
+    that any other statement the connection runs meanwhile goes after them."""
+
+    def __init__(self, connection: BaseDatabaseWrapper) -> None:
+        self.connection = connection
+        self.pieces: list[_Piece] = []
+
+    def add(self, pieces: Sequence[_Piece]) -> None:
+        # The parts of one statement all see the tables as they were before it, and two
+        # changes of one row in one statement keep only one: a write to a table the batch
+        # writes already waits for the batch to be sent.
+        if {p.table for p in pieces} & {p.table for p in self.pieces}:
+            self.send()
+        self.pieces += pieces
+
+    def send(self) -> None:
+        pieces, self.pieces = self.pieces, []
+        if pieces:
+            _execute(self.connection, pieces)
+
+    def __call__(self, execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        self.send()
+        return execute(sql, params, many, context)
+
+
+@contextmanager
+def writes_together(alias: str) -> Iterator[None]:
+    """Inside a transaction on PostgreSQL, the row writes above (`rows_insert`, `rows_update`,
+    `rows_replace`) are kept back and sent as one statement, a WITH of them all, when the block
+    ends, or before any other statement the connection runs meanwhile (a read sees them). An
+    INSERT's rows get their ids, and `then` its ids, when they are sent. If the block raises,
+    nothing kept back is sent: the transaction the exception rolls back would drop it. Elsewhere
+    (SQLite, autocommit) each write goes at once, as outside."""
+    connection = connections[alias]
+    if (
+        connection.vendor != "postgresql"
+        or connection.get_autocommit()
+        or _batch_of(connection) is not None
+    ):
+        yield
+        return
+    batch = _Batch(connection)
+    with connection.execute_wrapper(batch):
+        yield
+        batch.send()
+
+
+def _batch_of(connection: BaseDatabaseWrapper) -> _Batch | None:
+    """The batch open on this connection (one of its execute wrappers), if any."""
+    return next((w for w in connection.execute_wrappers if isinstance(w, _Batch)), None)
+
+
+def _write(connection: BaseDatabaseWrapper, pieces: Sequence[_Piece]) -> None:
+    """These writes, kept back if a batch is open on the connection, else at once in one
+    statement."""
+    batch = _batch_of(connection)
+    if batch is None:
+        _execute(connection, pieces)
+    else:
+        batch.add(pieces)
+
+
+def _execute(connection: BaseDatabaseWrapper, pieces: Sequence[_Piece]) -> None:
+    if len(pieces) == 1:
+        sql, params = pieces[0].sql, pieces[0].params
+    else:  # PostgreSQL's: each write a part of the WITH, the ids returned tagged by part
+        parts = ", ".join(f"w{i} AS ({p.sql})" for i, p in enumerate(pieces))
+        ids = [f"SELECT {i}, * FROM w{i}" for i, p in enumerate(pieces) if p.returned]
+        sql = f"WITH {parts} {' UNION ALL '.join(ids) or 'SELECT 1'}"
+        params = [value for p in pieces for value in p.params]
+    returning = any(p.returned for p in pieces)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall() if returning else []
+    for i, piece in enumerate(pieces):
+        if piece.returned is not None:
+            if len(pieces) == 1:
+                piece.returned([row[0] for row in rows])
+            else:
+                piece.returned([row[1] for row in rows if row[0] == i])

@@ -39,10 +39,12 @@ pytestmark = pytest.mark.django_db
 # The move POST answers htmx with the game's partial, so it holds a game page's reads too.
 # The game's lock takes its lock_timeout in the same statement (play.core.game_locked); a
 # game by turns deletes the mover's reminder and writes the next player's in one statement
-# (mail.notices.turns_changed); the session comes from the cache (accounts.sessions).
-# The mover's move log, kept at the ply of the page it moved from, grows by the move played
-# without a read (pages/contexts._log; kept some plies earlier: one read of the plies since).
-MOVE_POST = {"cornmaze": 8, "robotmaze": 8, "mazerace": 6, "mazerace-live": 6}
+# (mail.notices.turns_changed); the session comes from the cache (accounts.sessions). The move,
+# the game, the seats' deadlines and the reminders are written in one statement
+# (statements.writes_together). The mover's move log, kept at the ply of the page it moved
+# from, grows by the move played without a read (pages/contexts._log; kept some plies earlier:
+# one read of the plies since).
+MOVE_POST = {"cornmaze": 5, "robotmaze": 5, "mazerace": 5, "mazerace-live": 5}
 # A race's page reads no moves: it shows no log.
 # A signed-in viewer's full page reads "Your move: N" for the header and title (one query).
 # The full page shows the game's chat: one query for its latest messages (and one for whom the

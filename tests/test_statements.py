@@ -67,14 +67,17 @@ def test_rows_insert_gives_ids_and_with_ignore_conflicts_only_the_new_ones(make_
     game = make_cornmaze()
     seat = game.seats.get(index=1)
     move = Move(game=game, ply=99, seat=1, at=clock.now(), move={"shifts": [0, 0]})
-    assert statements.rows_insert([move]) == [move.pk]
+    inserted: list[list[int]] = []
+    statements.rows_insert([move], then=inserted.append)
+    assert inserted == [[move.pk]]
     assert Move.objects.get(pk=move.pk).move == {"shifts": [0, 0]}
     Reminder.objects.filter(seat=seat).delete()
     first = Reminder(seat=seat, ply=5, due=clock.now())
-    ids = statements.rows_insert([first], ignore_conflicts=True)
+    statements.rows_insert([first], ignore_conflicts=True, then=inserted.append)
     again = Reminder(seat=seat, ply=5, due=clock.now() + timedelta(1))
     new = Reminder(seat=seat, ply=6, due=clock.now())
-    more = statements.rows_insert([again, new], ignore_conflicts=True)
+    statements.rows_insert([again, new], ignore_conflicts=True, then=inserted.append)
+    ids, more = inserted[1:]
     assert len(ids) == len(more) == 1 and ids != more
     assert sorted(Reminder.objects.filter(seat=seat).values_list("ply", "due")) == [
         (5, first.due),
@@ -112,3 +115,83 @@ def test_the_game_read_under_its_lock_is_the_game_as_stored(make_cornmaze) -> No
         )
         with pytest.raises(core.GameError, match="no such game"):
             core.game_locked(0)
+
+
+def test_writes_together_go_as_one_statement_before_any_other_and_none_if_it_raises(
+    make_cornmaze,
+) -> None:
+    game = make_cornmaze()
+    seat = game.seats.get(index=0)
+    when = clock.now() + timedelta(days=2)
+    with transaction.atomic():
+        with CaptureQueriesContext(connection) as captured, statements.writes_together("default"):
+            move = Move(game=game, ply=99, seat=0, at=clock.now(), move={"shifts": [0, 0]})
+            statements.rows_insert([move])
+            game.version += 1
+            statements.rows_update([game], ["version"])
+            seat.deadline = when
+            statements.rows_update([seat], ["deadline"])
+            assert move.pk is None and len(captured.captured_queries) == 0
+            # A read goes after the writes kept back, and sees them.
+            assert Seat.objects.get(pk=seat.pk).deadline == when
+            assert move.pk is not None and len(captured.captured_queries) == 2
+            # Two writes of one row (here the same table) are not one statement: both hold.
+            seat.bank = timedelta(days=3)
+            statements.rows_update([seat], ["bank"])
+            seat.deadline = when + timedelta(days=1)
+            statements.rows_update([seat], ["deadline"])
+        assert len(captured.captured_queries) == 4
+        stored = Seat.objects.get(pk=seat.pk)
+        assert (stored.bank, stored.deadline) == (timedelta(days=3), when + timedelta(days=1))
+        assert Game.objects.get(pk=game.pk).version == game.version
+        assert Move.objects.get(pk=move.pk).ply == 99
+        with pytest.raises(RuntimeError), statements.writes_together("default"):
+            seat.deadline = None
+            statements.rows_update([seat], ["deadline"])
+            raise RuntimeError("the transaction would roll back")
+        assert Seat.objects.get(pk=seat.pk).deadline == when + timedelta(days=1)
+
+
+def test_moves_with_their_writes_together_store_what_writing_each_at_once_stores(
+    make_cornmaze, monkeypatch
+) -> None:
+    """The move path on PostgreSQL (statements.writes_together) against each write sent at
+    once, as on any other database: two games from one seed, the same moves."""
+    from contextlib import nullcontext
+
+    from games.engines import cornmaze
+
+    seed = bytes(range(32))
+    together, one_by_one = make_cornmaze(seed=seed), make_cornmaze(seed=seed)
+
+    def play(game: Game) -> None:
+        for _ in range(8):
+            game.refresh_from_db()
+            if game.status != Game.Status.ACTIVE:
+                return
+            assert game.state is not None
+            (index,) = cornmaze.to_move(game.state)
+            user = game.seats.get(index=index).user
+            assert user is not None
+            legal = cornmaze.legal_moves(game.state)
+            quiet = [
+                m
+                for m in legal
+                if cornmaze.result(cornmaze.apply(game.state, index, {"shifts": m})[0]) is None
+            ]
+            shifts = (quiet or legal)[0]
+            core.move_submit(game_id=game.pk, user=user, number=game.ply, move={"shifts": shifts})
+
+    def stored(game: Game) -> tuple[object, ...]:
+        game.refresh_from_db()
+        return (
+            (game.state, game.ply, game.version, game.status, game.result_reason),
+            [(m.ply, m.seat, m.move, m.outcome) for m in game.moves.order_by("ply")],
+            [(s.index, s.deadline is None, s.place) for s in game.seats.order_by("index")],
+            sorted(Reminder.objects.filter(seat__game=game).values_list("seat__index", "ply")),
+        )
+
+    play(together)
+    monkeypatch.setattr(statements, "writes_together", lambda alias: nullcontext())
+    play(one_by_one)
+    assert together.ply > 2 and stored(together) == stored(one_by_one)

@@ -26,6 +26,7 @@ from django.db import connection, transaction
 from django.db.models import Max, Q
 from openskill.models import PlackettLuce
 
+from games import statements
 from games.models import Game, Profile, Rating, RatingChange, Seat
 
 MODEL = PlackettLuce()  # OpenSkill's defaults: mu 25, sigma 25/3, beta 25/6, tau 25/300
@@ -188,8 +189,10 @@ def ratings_update(ended: Sequence[tuple[Game, Sequence[Seat]]]) -> None:
             row.ordinal = ordinal(row.mu, row.sigma)
             row.games += 1
             changes.append(_change_row(game.pk, game.finished_at, seq, row.pk, change))
-    Rating.objects.bulk_update(list(rows.values()), ["mu", "sigma", "ordinal", "games"])
-    RatingChange.objects.bulk_create(changes)
+    # One short statement each (bulk_update builds a CASE per row and field), with the move's
+    # other writes (statements.writes_together).
+    statements.rows_update(list(rows.values()), ["mu", "sigma", "ordinal", "games"])
+    statements.rows_insert(changes)
 
 
 def _change_row(

@@ -281,7 +281,7 @@ def _checked_shifts(move: JSON, size: int) -> list[int]:
 
 
 def _turn(state: JSON, seat: int, shifts: list[int]) -> tuple[JSON, JSON]:
-    new = copy.deepcopy(state)
+    new = _state_copy(state)
     size = new["size"]
     markers: list[list[int] | None] = new["markers"]
     grid = [list(row) for row in new["arrows"]]
@@ -316,7 +316,7 @@ def _turn(state: JSON, seat: int, shifts: list[int]) -> tuple[JSON, JSON]:
     new["arrows"] = ["".join(row) for row in grid]
     new["rng"] = stream.position
     new["turn"] += 1
-    new["last"] = {"seat": seat, "shifts": list(shifts), "path": copy.deepcopy(path)}
+    new["last"] = {"seat": seat, "shifts": list(shifts), "path": [list(cell) for cell in path]}
     if end[1] == size - 1:
         new["winner"] = seat
         new["reason"] = "exit"
@@ -326,8 +326,14 @@ def _turn(state: JSON, seat: int, shifts: list[int]) -> tuple[JSON, JSON]:
     return new, {"drawn": drawn, "path": path, "end": list(end)}
 
 
+def _state_copy(state: JSON) -> JSON:
+    """What a move may change in place, copied (the markers); the rest is shared with `state`
+    or replaced whole (copy.deepcopy of it all was most of a move's time in the engine)."""
+    return {**state, "markers": [None if m is None else list(m) for m in state["markers"]]}
+
+
 def _drop(state: JSON, seat: int, reason: str) -> tuple[JSON, JSON]:
-    new = copy.deepcopy(state)
+    new = _state_copy(state)
     new["dropped"] = sorted([*new["dropped"], seat])
     new["markers"][seat] = None
     left = [s for s in range(new["seats"]) if s not in new["dropped"]]
@@ -360,7 +366,7 @@ def view(state: JSON, seat: int | None) -> JSON:
         "size": size,
         "seats": state["seats"],
         "arrows": list(state["arrows"]),
-        "markers": copy.deepcopy(markers),
+        "markers": [None if m is None else list(m) for m in markers],
         "first_seat": state["first_seat"],
         "to_move": state["to_move"],
         "dropped": list(state["dropped"]),
@@ -514,6 +520,7 @@ class Rules(Engine):
     MIN_SEATS = MIN_SEATS
     MAX_SEATS = MAX_SEATS
     INITIAL_IS_PUBLIC = INITIAL_IS_PUBLIC
+    APPLY_GIVES_JSON = True
     default_options = staticmethod(default_options)
     validate_options = staticmethod(validate_options)
     start = staticmethod(start)

@@ -82,7 +82,7 @@ def mails_queue(rows: Sequence[Outbox]) -> None:
     """Save the rows that are not there already (the outbox's unique key: game, seat, ply,
     kind) and send them on commit: one INSERT ... ON CONFLICT DO NOTHING. Under the games'
     locks, so no other transaction makes these games' rows meanwhile."""
-    send_on_commit(statements.rows_insert(rows, ignore_conflicts=True))
+    statements.rows_insert(rows, ignore_conflicts=True, then=send_on_commit)
 
 
 def task_grace() -> timedelta:

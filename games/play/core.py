@@ -494,8 +494,10 @@ def move_play(
     resignation; `at_ms`: a race step's landing time, given by the race's own clock."""
     now = clock.now()
     record, result = _move_apply(game, seat, number, move, by_site=by_site, at_ms=at_ms, now=now)
-    statements.rows_insert([record])
-    _move_settle(game, result, now=now)
+    # The move, the game, its seats' deadlines, reminders and mails: one statement, mostly.
+    with statements.writes_together(router.db_for_write(Move)):
+        statements.rows_insert([record])
+        _move_settle(game, result, now=now)
     return record
 
 
@@ -543,9 +545,9 @@ def _move_apply(
         seat=seat.index,
         at=now,
         move=json_safe(move),
-        outcome=json_safe(outcome),
+        outcome=outcome if engine.APPLY_GIVES_JSON else json_safe(outcome),
     )
-    game.state = json_safe(state)
+    game.state = state if engine.APPLY_GIVES_JSON else json_safe(state)
     game.version += 1
     return record, engine.result(game.state)
 

@@ -515,6 +515,8 @@ def test_random_games_keep_the_rules(seed: bytes, size: int, seats: int, data: A
         before = copy.deepcopy(state)
         new, outcome = cornmaze.apply(state, seat, move)
         assert state == before
+        # As stored and read back (Rules.APPLY_GIVES_JSON): no tuple, no key but a string.
+        assert json.loads(json.dumps([new, outcome])) == [new, outcome]
         if "shifts" in move:
             assert outcome["end"] == outcome["path"][-1]
             assert len(outcome["drawn"]) == 2

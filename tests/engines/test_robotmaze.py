@@ -487,6 +487,8 @@ def play_out(seed: bytes, draw: int, moves: list[tuple[str, int]]) -> list[tuple
         (seat,) = rm.to_move(state)
         move = {"program": text, "runs": runs}
         state, outcome = rm.apply(state, seat, move)
+        # As stored and read back (Rules.APPLY_GIVES_JSON): no tuple, no key but a string.
+        assert json.loads(json.dumps([state, outcome])) == [state, outcome]
         log.append((move, state, outcome))
     return log
 
