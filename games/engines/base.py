@@ -108,6 +108,12 @@ class Engine:
         everything is public."""
         return move, outcome
 
+    @property
+    def moves_public(self) -> bool:
+        """Whether every viewer sees every move alike (`record_move` is the default's), so that
+        what is drawn of the moves can be one drawing for all viewers."""
+        return type(self).record_move is Engine.record_move
+
     def replay_move(self, move: JSON, outcome: JSON) -> JSON:
         """The move to apply when a record is replayed, from what the record shows of it (a
         live race step: its landing time as `now_ms`). By default the move as shown."""

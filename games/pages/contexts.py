@@ -37,10 +37,12 @@ def _log_key(game: Game, viewer: int | None) -> str:
     """One kept log per game, viewer's seat (None: anybody else) and game over or not; it holds
     the ply and number of clock events it was drawn at (`_log`). The seat is in the key because
     what a log shows depends on it (a race hides the other runners' steps): no viewer ever gets
-    a log drawn for another. The end is in it because a game over shows what it hid. The seed's
-    hash, the game's own random token, keeps a database made again (its ids used again) from
-    meeting the logs of its predecessor in the cache."""
-    seat = "-" if viewer is None else str(viewer)
+    a log drawn for another; where every viewer sees every move alike (Corn maze) the seat is
+    left out, so the log one player's move answer drew is the next mover's to grow. The end is
+    in it because a game over shows what it hid. The seed's hash, the game's own random token,
+    keeps a database made again (its ids used again) from meeting the logs of its predecessor
+    in the cache."""
+    seat = "-" if viewer is None or get_engine(game.kind).moves_public else str(viewer)
     prefix = settings.GAME_LOG_CACHE_PREFIX
     return f"{prefix}{game.pk}:{game.seed_sha256[:16]}:{seat}:{int(game.is_over)}"
 
