@@ -23,13 +23,13 @@ with an error or the viewer's draft is drawn for that request alone and not kept
 The full page around a kept partial (the header, the chat) is kept too, with a mark where the
 partial goes (`shell_key`): its key is everything it shows, the viewer (id, name, guest or
 not, "Your move: N"), the chat as this viewer reads it (each message with its author's name,
-whom the viewer muted), and the static files' addresses; a page with a message to show
-(django.contrib.messages) or a chat error is drawn for its request alone.
+whom the viewer muted), and which static files its addresses name (the manifest's hash); a
+page with a message to show (django.contrib.messages) or a chat error is drawn for its request
+alone.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import logging
 from dataclasses import dataclass, replace
@@ -38,10 +38,10 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.messages import get_messages
+from django.contrib.staticfiles.storage import staticfiles_storage
 from django.core.cache import cache
 from django.db import connection
 from django.http import HttpRequest
-from django.templatetags.static import static
 
 from games import clock
 from games.archive import selectors
@@ -263,11 +263,11 @@ def fill(html: str, token: str, deadlines: dict[int, datetime], now: datetime) -
     return html
 
 
-@functools.cache
-def _assets() -> str:
-    """The static files' addresses the page shell draws (new with each deploy's files)."""
-    names = ("css/site.css", "django_htmx/htmx-2.min.js", "js/site.js", "img/favicon.svg")
-    return " ".join(static(name) for name in (*names, "img/favicon-your-move.svg"))
+def _static_files_version() -> str:
+    """Which static files the page shell's addresses name: the manifest's hash, new with any
+    deploy's changed file (whitenoise's manifest storage); "" where an address carries no hash
+    of its file (DEBUG), so it names the same file whatever the deploy."""
+    return str(getattr(staticfiles_storage, "manifest_hash", "") or "")
 
 
 def shell_key(
@@ -295,7 +295,7 @@ def shell_key(
         chat.last_id,
         chat.muted,
         messages,
-        _assets(),
+        _static_files_version(),
     )
     digest = hashlib.sha256(repr(shown).encode()).hexdigest()[:24]
     return f"{settings.GAME_LOG_CACHE_PREFIX}page:{game_id}:{digest}", your_move
