@@ -44,6 +44,14 @@ _replica_alias()
 
 
 @pytest.fixture(autouse=True)
+def fast_password_hashing(settings) -> None:
+    """Django's PBKDF2 (a million rounds: half a second a password on this machine, seconds on
+    a busy one) for each of the suite's thousands of users made would be most of its time.
+    Which hasher the site uses is Django's concern; the tests check that passwords work."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
 def rate_limit_counts(request: pytest.FixtureRequest, settings) -> Iterator[str]:
     """The limits are on in every test, at the site's rates (settings.RATE_LIMITS), but each
     test counts from zero: its requests all come from 127.0.0.1 and its users are few, so no
