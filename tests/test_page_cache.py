@@ -191,6 +191,48 @@ def test_a_robot_maze_race_kept_log_grows_per_seat_never_showing_another_warehou
                 assert "".join(WAREHOUSES[other]) not in grown
 
 
+def test_a_robot_maze_race_move_answer_grows_the_other_seats_logs_so_the_next_reads_no_moves(
+    make_user, monkeypatch
+) -> None:
+    """Moves one after the other with no look between (a move POST only): each answer's log
+    grows the other seat's and the spectators' logs by its move, each as that viewer sees it,
+    so that the next mover's answer reads no moves; every log is the one drawn afresh and none
+    shows the other seat's warehouse."""
+    from tests.test_query_counts import robotmaze_form, robotmaze_game
+
+    game = robotmaze_game(make_user)
+    spectator = make_user()
+    kept_log(game, spectator)  # a spectator's log kept at this ply
+    for step in range(6):
+        mover, form = robotmaze_form(game)
+        client = client_for(mover)
+        with CaptureQueriesContext(connection) as captured:
+            response = client.post(reverse("game_move", args=[game.pk]), form, **HTMX)
+        assert response.status_code == 200
+        answer = CSRF.sub(r"\1", response.content.decode())
+        assert log_items(answer) == drawn_afresh(game, mover, monkeypatch), step
+        if step >= 2:  # both seats' logs kept by their own answers
+            assert not [q for q in captured if "games_move" in q["sql"].split("FROM")[-1]], step
+        game.refresh_from_db()
+        # Every viewer's kept log is at this ply now (the mover's from its answer, the others'
+        # grown by it), as drawn afresh; looked at in the cache, not drawn, so as not to keep.
+        seats = {s.index: s.user for s in game.seats.all()}
+        for seat, viewer in (*seats.items(), (None, spectator)):
+            if seat is not None and seat != mover_seat(game, mover) and step == 0:
+                continue  # the other seat has not moved yet: nothing of its own kept
+            key = contexts._log_key(game, seat)
+            kept = contexts._logs_kept(game, [key])[key]
+            assert kept.ply == game.ply, (step, seat)
+            assert kept.html == drawn_afresh(game, viewer, monkeypatch), (step, seat)
+            for other in (0, 1):
+                if other != seat:
+                    assert "".join(WAREHOUSES[other]) not in kept.html
+
+
+def mover_seat(game: Game, user: Any) -> int:
+    return next(s.index for s in game.seats.all() if s.user_id == user.pk)
+
+
 def test_a_move_made_after_the_page_read_its_game_is_not_in_the_kept_log(make_cornmaze) -> None:
     game = make_cornmaze()
     post_move(game, cornmaze_form)
@@ -210,7 +252,7 @@ class DeadCache:
     def get(self, *args: object, **kwargs: object) -> object:
         raise ConnectionError("no answer")
 
-    set = get
+    set = get_many = set_many = get
 
 
 def test_a_cache_that_does_not_answer_costs_a_query_not_the_page(

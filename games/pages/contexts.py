@@ -64,13 +64,26 @@ class _KeptLog:
     movers: tuple[int, ...]
 
 
-def _log_kept(game: Game, key: str) -> _KeptLog | None:
+def _logs_kept(game: Game, keys: list[str]) -> dict[str, _KeptLog]:
     try:
-        kept = cache.get(key)
+        found = cache.get_many(keys)
     except Exception:  # noqa: BLE001 - without the cache, the log is read and drawn
         logger.warning("could not read the log of game %s from the cache", game.pk, exc_info=True)
-        return None
-    return _KeptLog(*kept) if isinstance(kept, tuple) and len(kept) == 5 else None
+        return {}
+    return {
+        key: _KeptLog(*kept)
+        for key, kept in found.items()
+        if isinstance(kept, tuple) and len(kept) == 5
+    }
+
+
+def _logs_keep(game: Game, entries: dict[str, tuple[Any, ...]]) -> None:
+    if not entries:
+        return
+    try:
+        cache.set_many(entries, LOG_CACHE_SECONDS)
+    except Exception:  # noqa: BLE001 - a cache outage must not break the page
+        logger.warning("could not keep the log of game %s in the cache", game.pk, exc_info=True)
 
 
 def _log(
@@ -78,18 +91,32 @@ def _log(
     viewer: int | None,
     clock_events: list[tuple[int, str]],
     new_move: Move | None = None,
+    others: tuple[int | None, ...] = (),
 ) -> tuple[bool, SafeString, frozenset[int]]:
     """(whether there is a move, the log's items as HTML, the seats that moved) for this viewer:
     from the cache; or the kept log of an earlier ply with the moves since drawn after it
     (moves are append-only, one a ply; `new_move`, the move just played, is read no more); or
     read whole (one query) and drawn; then kept. Each clock event (a gift of time) comes after
-    the move it followed, numbered as that move. A game that hides its log has none."""
+    the move it followed, numbered as that move. A game that hides its log has none.
+
+    `others`, with `new_move`: the game's other viewers (seats; None, anybody else). Where each
+    has a log of its own (a Robot Maze Race), their logs kept at the ply before grow by the move
+    too, each as that viewer sees it, in the same round trips to the cache: the next mover's
+    answer then has its log at the ply before its move, and reads no moves either."""
     if get_ui(game.kind).hide_log:
         return False, SafeString(""), frozenset()
     key = _log_key(game, viewer)
     events = len(game.clock_events)
-    kept = _log_kept(game, key)
+    other_keys: dict[str, int | None] = {}
+    if new_move is not None and new_move.ply == game.ply:
+        for other in others:
+            other_keys.setdefault(_log_key(game, other), other)
+        other_keys.pop(key, None)
+    logs = _logs_kept(game, [key, *other_keys])
+    entries = _others_grown(game, logs, other_keys, new_move, events, bool(clock_events))
+    kept = logs.get(key)
     if kept is not None and (kept.ply, kept.events) == (game.ply, events):
+        _logs_keep(game, entries)
         return kept.has_moves, mark_safe(kept.html), frozenset(kept.movers)  # noqa: S308 - drawn by format_html
     # Only the moves up to the game's ply as read (a move committed since is the next ply's).
     if kept is not None and kept.ply < game.ply and kept.events == events:
@@ -108,12 +135,38 @@ def _log(
     has_moves = has_moves or lines[0]
     movers |= {m.seat for m in read}
     if kept is None or (kept.ply, kept.events) <= (game.ply, events):
-        entry = (game.ply, events, has_moves, html, tuple(sorted(movers)))
-        try:
-            cache.set(key, entry, LOG_CACHE_SECONDS)
-        except Exception:  # noqa: BLE001 - a cache outage must not break the page
-            logger.warning("could not keep the log of game %s in the cache", game.pk, exc_info=True)
+        entries[key] = (game.ply, events, has_moves, html, tuple(sorted(movers)))
+    _logs_keep(game, entries)
     return has_moves, mark_safe(html), movers  # noqa: S308 - drawn by format_html
+
+
+def _others_grown(
+    game: Game,
+    logs: dict[str, _KeptLog],
+    other_keys: dict[str, int | None],
+    new_move: Move | None,
+    events: int,
+    with_events: bool,
+) -> dict[str, tuple[Any, ...]]:
+    """The other viewers' logs kept at the ply before `new_move`'s, each grown by it as that
+    viewer sees it (`_log`'s `others`)."""
+    entries: dict[str, tuple[Any, ...]] = {}
+    if new_move is None:
+        return entries
+    for other_key, other in other_keys.items():
+        theirs = logs.get(other_key)
+        if theirs is None or (theirs.ply, theirs.events) != (game.ply - 1, events):
+            continue
+        shown, lines = _log_lines(game, other, [new_move], [], with_events)
+        movers = tuple(sorted({*theirs.movers, new_move.seat}))
+        entries[other_key] = (
+            game.ply,
+            events,
+            theirs.has_moves or shown,
+            theirs.html + lines,
+            movers,
+        )
+    return entries
 
 
 def _log_lines(
@@ -196,7 +249,8 @@ def game_context(
     clock_events = [
         (e.get("ply", 0), wording.clock_event_text(e, names)) for e in game.clock_events
     ]
-    has_moves, log, movers = _log(game, viewer, clock_events, new_move)
+    others = tuple(s.index for s in seats if s != my_seat) + ((None,) if my_seat else ())
+    has_moves, log, movers = _log(game, viewer, clock_events, new_move, others)
     # A private game is joined through its invite link only (play.challenges).
     can_join = (
         game.status == Game.Status.OPEN
