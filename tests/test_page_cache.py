@@ -441,7 +441,8 @@ def test_the_keys_facts_are_the_same_by_the_orm_as_by_postgresqls_statement(
 ) -> None:
     """make run's SQLite reads the key's facts through the ORM (game_cache._facts_rows_orm):
     the same rows, value for value, as PostgreSQL's statement, with a vacation, a time bank,
-    a bot and an open game."""
+    a bot and an open game; and with a player's "Your move: N" counts, those of its own read."""
+    from games.archive import selectors
     from games.pages import game_cache
     from games.play import core, vacations
 
@@ -469,6 +470,18 @@ def test_the_keys_facts_are_the_same_by_the_orm_as_by_postgresqls_statement(
     for each in (game, banked, open_game):
         rows = game_cache._facts_rows(each.pk)
         assert rows and rows == game_cache._facts_rows_orm(each.pk), each.pk
+        # With a viewer's "Your move: N" counts: the same rows, and the counts its own read gives.
+        for seat in each.seats.all():
+            if seat.user is None:
+                continue
+            with_counts = game_cache._facts_rows(each.pk, seat.user_id)
+            assert [r[:-2] for r in with_counts] == rows
+            counts = {r[-2:] for r in with_counts}
+            assert len(counts) == 1
+            ((clocks, live),) = counts
+            assert selectors.your_move_count(seat.user, (clocks, live)) == (
+                selectors.your_move_count(seat.user)
+            )
     assert game_cache._facts_rows(10**9) == game_cache._facts_rows_orm(10**9) == []
 
 
