@@ -596,3 +596,40 @@ def test_the_movers_answer_is_kept_for_its_next_look_the_same_as_drawn_afresh(
             assert page(client, game) == warm
             assert page(client, game, **HTMX) == CSRF.sub(r"\1", partial.content.decode())
         game.refresh_from_db()
+
+
+def test_every_look_at_a_game_page_marks_it_watched(make_cornmaze, make_user) -> None:
+    """The page writes the player's watching mark (no "your turn" mail meanwhile) with its read
+    of the kept page: a look drawn afresh, a kept one, the htmx partial, the poll and an
+    open game's page each mark it."""
+    from django.core.cache import cache
+
+    from games.mail import watching
+    from games.play import core
+
+    game = make_cornmaze()
+    player = seat_user(game, to_move(game))
+    client = client_for(player)
+    key = watching._watching_key(game.pk, player.pk)
+    version = Game.objects.get(pk=game.pk).version
+    looks: list[tuple[str, dict[str, Any]]] = [
+        ("", {}),  # drawn afresh
+        ("", {}),  # kept
+        ("", HTMX),
+        (f"?since={version}", HTMX),
+    ]
+    for query, headers in looks:
+        cache.delete(key)
+        response = client.get(reverse("game", args=[game.pk]) + query, **headers)
+        assert response.status_code in (200, 204)
+        assert watching.watching_until(game_id=game.pk, user_id=player.pk) is not None, query
+    open_game = core.game_create(
+        kind="cornmaze",
+        creator=player,
+        options={},
+        clock_choice="P3D",
+        seats=[core.SeatPlan(), core.SeatPlan()],
+    )
+    cache.delete(watching._watching_key(open_game.pk, player.pk))
+    page(client, open_game)
+    assert watching.watching_until(game_id=open_game.pk, user_id=player.pk) is not None

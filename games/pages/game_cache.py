@@ -256,11 +256,19 @@ def page_facts(
     return replace(facts, key=key)
 
 
-def kept(*keys: str) -> list[str | None]:
-    """The HTML kept under each key ("": none asked), None where none is: one round trip."""
+def kept(*keys: str, also_set: tuple[str, Any, int] | None = None) -> list[str | None]:
+    """The HTML kept under each key ("": none asked), None where none is: one round trip, which
+    also writes `also_set` (key, value, seconds: the page's watching mark) if given."""
     asked = [k for k in keys if k]
     try:
-        found = cache.get_many(asked) if asked else {}
+        # The site's cache does both in one pipeline (mazesite/cache.py); another, one by one.
+        both = getattr(cache, "set_and_get_many", None)
+        if also_set is not None and both is not None:
+            found = both(*also_set, asked)
+        else:
+            if also_set is not None:
+                cache.set(*also_set)
+            found = cache.get_many(asked) if asked else {}
     except Exception:  # noqa: BLE001 - without the cache, the page is drawn
         logger.warning("could not read a game's page from the cache", exc_info=True)
         found = {}

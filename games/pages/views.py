@@ -148,10 +148,11 @@ def game_new(request: HtmxHttpRequest, kind: str) -> HttpResponse:
 
 @require_safe
 def game_detail(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
-    # The player has the game open: no "your turn" mail while the page polls.
-    mail_views.game_watched(request, game_id)
+    # The player has the game open: no "your turn" mail while the page polls. The page writes
+    # the mark with its read of the kept page (_game_response).
     since = request.GET.get("since")
     if request.htmx and since is not None:
+        mail_views.game_watched(request, game_id)
         # Polling: one indexed read, and nothing to send unless the game changed.
         current = selectors.game_version(game_id)
         if current is None:
@@ -164,7 +165,8 @@ def game_detail(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
                 else HttpResponse(status=204)
             )
             return _not_stored(unchanged)
-    return _game_response(request, game_id)
+        return _game_response(request, game_id)
+    return _game_response(request, game_id, watch=mail_views.game_watch(request, game_id))
 
 
 def _game_response(
@@ -177,7 +179,9 @@ def _game_response(
     chat_text: str = "",
     game: Game | None = None,
     move: Move | None = None,
+    watch: tuple[str, float, int] | None = None,
 ) -> HttpResponse:
+    """The game's page or partial; `watch`: the viewer's watching mark to write (a look)."""
     draft = request.session.get(_draft_key(game_id))
     now = clock.now()
     # A page with an error or a draft is drawn for its request alone; any other may be kept
@@ -194,9 +198,11 @@ def _game_response(
         shell = _page_shell(request, game_id, facts, chat_error, chat_text)
     html = None
     if facts and facts.key and game is None:
-        html, shell_html = game_cache.kept(facts.key, shell.key if shell else "")
+        html, shell_html = game_cache.kept(facts.key, shell.key if shell else "", also_set=watch)
         if shell:
             shell.html = shell_html
+    elif watch is not None:
+        mail_views.game_watched(request, game_id)
     if facts and html is not None:
         filled = game_cache.fill(html, get_token(request), facts.deadlines, now)
         if filled is not None:
