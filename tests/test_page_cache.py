@@ -483,7 +483,8 @@ def test_the_keys_facts_are_the_same_by_the_orm_as_by_postgresqls_statement(
 ) -> None:
     """make run's SQLite reads the key's facts through the ORM (game_cache._facts_rows_orm):
     the same rows, value for value, as PostgreSQL's statement, with a vacation, a time bank,
-    a bot and an open game."""
+    a bot and an open game; and with a player's "Your move: N" counts, those of its own read."""
+    from games.archive import selectors
     from games.pages import game_cache
     from games.play import core, vacations
 
@@ -511,6 +512,18 @@ def test_the_keys_facts_are_the_same_by_the_orm_as_by_postgresqls_statement(
     for each in (game, banked, open_game):
         rows = game_cache._facts_rows(each.pk)
         assert rows and rows == game_cache._facts_rows_orm(each.pk), each.pk
+        # With a viewer's "Your move: N" counts: the same rows, and the counts its own read gives.
+        for seat in each.seats.all():
+            if seat.user is None:
+                continue
+            with_counts = game_cache._facts_rows(each.pk, seat.user_id)
+            assert [r[:-2] for r in with_counts] == rows
+            counts = {r[-2:] for r in with_counts}
+            assert len(counts) == 1
+            ((clocks, live),) = counts
+            assert selectors.your_move_count(seat.user, (clocks, live)) == (
+                selectors.your_move_count(seat.user)
+            )
     assert game_cache._facts_rows(10**9) == game_cache._facts_rows_orm(10**9) == []
 
 
@@ -625,3 +638,40 @@ def test_the_movers_answer_is_kept_for_its_next_look_the_same_as_drawn_afresh(
             assert page(client, game) == warm
             assert page(client, game, **HTMX) == CSRF.sub(r"\1", partial.content.decode())
         game.refresh_from_db()
+
+
+def test_every_look_at_a_game_page_marks_it_watched(make_cornmaze, make_user) -> None:
+    """The page writes the player's watching mark (no "your turn" mail meanwhile) with its read
+    of the kept page: a look drawn afresh, a kept one, the htmx partial, the poll and an
+    open game's page each mark it."""
+    from django.core.cache import cache
+
+    from games.mail import watching
+    from games.play import core
+
+    game = make_cornmaze()
+    player = seat_user(game, to_move(game))
+    client = client_for(player)
+    key = watching._watching_key(game.pk, player.pk)
+    version = Game.objects.get(pk=game.pk).version
+    looks: list[tuple[str, dict[str, Any]]] = [
+        ("", {}),  # drawn afresh
+        ("", {}),  # kept
+        ("", HTMX),
+        (f"?since={version}", HTMX),
+    ]
+    for query, headers in looks:
+        cache.delete(key)
+        response = client.get(reverse("game", args=[game.pk]) + query, **headers)
+        assert response.status_code in (200, 204)
+        assert watching.watching_until(game_id=game.pk, user_id=player.pk) is not None, query
+    open_game = core.game_create(
+        kind="cornmaze",
+        creator=player,
+        options={},
+        clock_choice="P3D",
+        seats=[core.SeatPlan(), core.SeatPlan()],
+    )
+    cache.delete(watching._watching_key(open_game.pk, player.pk))
+    page(client, open_game)
+    assert watching.watching_until(game_id=open_game.pk, user_id=player.pk) is not None

@@ -46,20 +46,21 @@ pytestmark = pytest.mark.django_db
 # one read of the plies since).
 MOVE_POST = {"cornmaze": 5, "robotmaze": 5, "mazerace": 5, "mazerace-live": 5}
 # A race's page reads no moves: it shows no log.
-# A signed-in viewer's full page reads "Your move: N" for the header and title (one query).
 # The full page shows the game's chat: one query for its latest messages (and one for whom the
 # viewer muted once there are messages; tests/test_chat.py pins that it does not grow).
 # Every look first reads the key of the game's kept partial (games/pages/game_cache.py, one
-# query: the seats with the game's version); these are a page drawn afresh, the most it costs.
-BY_TURNS_PAGE = {"player": 6, "other": 6, "spectator": 6, "anonymous": 5}
+# query: the seats with the game's version; a signed-in viewer's full page reads "Your move: N"
+# for the header and title in the same statement); these are a page drawn afresh, the most it
+# costs.
+BY_TURNS_PAGE = {"player": 5, "other": 5, "spectator": 5, "anonymous": 5}
 GAME_PAGE = {
     "cornmaze": BY_TURNS_PAGE,
     "robotmaze": BY_TURNS_PAGE,
-    "mazerace": {"player": 5, "other": 5, "spectator": 5, "anonymous": 4},
+    "mazerace": {"player": 4, "other": 4, "spectator": 4, "anonymous": 4},
 }
-# A look at a page whose partial is kept: the key, "Your move: N" and the chat; the htmx
+# A look at a page whose partial is kept: the key with "Your move: N", and the chat; the htmx
 # partial alone, the key.
-KEPT_PAGE = {"player": 3, "anonymous": 2}
+KEPT_PAGE = {"player": 2, "anonymous": 2}
 KEPT_PARTIAL = {"player": 1, "anonymous": 1}
 # Signed in: one query more for "your finished games" (a page of the archive's keyset read),
 # and one for the challenges waiting for your answer (issue 15).

@@ -182,25 +182,33 @@ def game_version(game_id: int) -> tuple[int, str] | None:
 # your_move_count's first query, written out: every signed-in page's header asks it, and the
 # ORM's building of the statement cost about ten times its round trip.
 YOUR_MOVE_COUNT_SQL = """
-SELECT count(*) FILTER (WHERE s.deadline IS NOT NULL),
-       count(*) FILTER (WHERE s.deadline IS NULL AND g.status = %s AND g.clock = %s)
+SELECT count(*) FILTER (WHERE s.deadline IS NOT NULL) AS clocks,
+       count(*) FILTER (WHERE s.deadline IS NULL AND g.status = %s AND g.clock = %s) AS live_races
 FROM games_seat s
 JOIN games_game g ON g.id = s.game_id
 WHERE s.user_id = %s AND s.finished_at IS NULL
 """
 
 
-def your_move_count(user: User) -> int:
+def your_move_count_params(user_id: int) -> list[str | int]:
+    """YOUR_MOVE_COUNT_SQL's parameters for this user."""
+    return [Game.Status.ACTIVE, Clock.LIVE, user_id]
+
+
+def your_move_count(user: User, counts: tuple[int, int] | None = None) -> int:
     """How many games wait for the user's move: their seats with a clock running, and the live
     races where they are still in the maze (or the race waits for their Ready). One query (the
-    index seat_user_finished: the user's seats of games not over), and a second only while the
+    index seat_user_finished: the user's seats of games not over), none if its two `counts`
+    were read with another statement (as game_cache.page_facts does), and a second only while the
     user has a seat in a live race running: a live race has no clock, so the engine says who is
     still in (as in "your games", _to_move_without_clock)."""
     if not user.is_authenticated:
         return 0
-    with connections[router.db_for_read(Seat)].cursor() as cursor:
-        cursor.execute(YOUR_MOVE_COUNT_SQL, [Game.Status.ACTIVE, Clock.LIVE, user.pk])
-        clocks, live_races = cursor.fetchone()
+    if counts is None:
+        with connections[router.db_for_read(Seat)].cursor() as cursor:
+            cursor.execute(YOUR_MOVE_COUNT_SQL, your_move_count_params(user.pk))
+            counts = cursor.fetchone()
+    clocks, live_races = counts
     found: int = clocks
     if live_races:
         seats = Seat.objects.filter(user=user, finished_at__isnull=True)

@@ -35,11 +35,20 @@ class EmailPreferencesForm(forms.ModelForm):
 
 
 def game_watched(request: HttpRequest, game_id: int) -> None:
-    """Called by the game page and its poll. Reads the user id from the session, not
-    `request.user`, to keep the poll at one query for the session and none for the user."""
+    """Called by the game page's poll. Reads the user id from the session, not `request.user`,
+    to keep the poll at one query for the session and none for the user."""
     user_id = request.session.get(SESSION_KEY)
     if user_id is not None:
         watching.watching_mark(game_id=game_id, user_id=int(user_id))
+
+
+def game_watch(request: HttpRequest, game_id: int) -> tuple[str, float, int] | None:
+    """The cache entry that `game_watched` writes (watching.watching_entry), for the game page
+    to write with its own cache read; None for a visitor."""
+    user_id = request.session.get(SESSION_KEY)
+    if user_id is None:
+        return None
+    return watching.watching_entry(game_id=game_id, user_id=int(user_id))
 
 
 @require_http_methods(["GET", "HEAD", "POST"])

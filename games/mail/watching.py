@@ -29,12 +29,18 @@ def _watching_key(game_id: int, user_id: int) -> str:
     return f"watching:{game_id}:{user_id}"
 
 
+def watching_entry(*, game_id: int, user_id: int) -> tuple[str, float, int]:
+    """The cache entry (key, value, seconds) that says the player has the game open (its page
+    polled just now): their "your turn" mail waits until they leave. The mark keeps the time of
+    the poll, and the clock decides when it is over; the cache only forgets it a while later.
+    Written by `watching_mark`, or with another cache call (pages.game_cache.kept)."""
+    return _watching_key(game_id, user_id), clock.now().timestamp(), 6 * WATCHING_SECONDS
+
+
 def watching_mark(*, game_id: int, user_id: int) -> None:
-    """The player has the game open (its page polled just now): their "your turn" mail waits
-    until they leave. The mark keeps the time of the poll, and the clock decides when it is
-    over; the cache only forgets it a while later."""
+    key, value, seconds = watching_entry(game_id=game_id, user_id=user_id)
     try:
-        cache.set(_watching_key(game_id, user_id), clock.now().timestamp(), 6 * WATCHING_SECONDS)
+        cache.set(key, value, seconds)
     except Exception:  # noqa: BLE001 - a cache outage must not break the page
         logger.warning("could not mark game %s as watched", game_id, exc_info=True)
 

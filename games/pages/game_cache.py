@@ -75,32 +75,46 @@ class PageFacts:
     kind: str
     is_player: bool
     deadlines: dict[int, datetime]
+    # The viewer's "Your move: N" counts (selectors.your_move_count), when read with the facts.
+    your_move_counts: tuple[int, int] | None = None
 
 
 # What the key is made of, in one statement by the seats' index (game_id, index) written out:
 # the ORM's building of it cost about ten times its round trip, on every look at a game page.
-FACTS_SQL = """
+_FACTS_COLUMNS = """
 SELECT s.index, s.user_id, s.reserved_for_id, s.bot, s.deadline, s.bank, s.place,
        v.started_at, v.until,
        g.version, g.status, g.seed_sha256, g.clock, g.race_starts_at,
        g.clock_options ? 'bank_days', g.created_by_id, g.kind,
-       s.ready_at, s.finished_at, u.username
-FROM games_seat s
+       s.ready_at, s.finished_at, u.username"""
+_FACTS_FROM = """games_seat s
 JOIN games_game g ON g.id = s.game_id
 LEFT JOIN games_vacation v ON v.user_id = s.user_id
 LEFT JOIN auth_user u ON u.id = s.user_id
 WHERE s.game_id = %s
 ORDER BY s.index
 """
+FACTS_SQL = f"{_FACTS_COLUMNS}\nFROM {_FACTS_FROM}"
+# The same with the signed-in viewer's "Your move: N" counts on every row (one row of its own,
+# selectors.YOUR_MOVE_COUNT_SQL), for a full page's header: one round trip for both.
+FACTS_YOUR_MOVE_SQL = (
+    f"{_FACTS_COLUMNS}, ym.clocks, ym.live_races\n"
+    f"FROM ({selectors.YOUR_MOVE_COUNT_SQL}) ym\nCROSS JOIN {_FACTS_FROM}"
+)
 
 
-def _facts_rows(game_id: int) -> list[tuple[Any, ...]]:
-    """FACTS_SQL's rows. It is PostgreSQL's (its `?` on the options, its aware datetimes from
-    the driver); elsewhere (make run's SQLite) the same columns through the ORM, which converts
-    each value as the driver does not."""
+def _facts_rows(game_id: int, your_move_of: int | None = None) -> list[tuple[Any, ...]]:
+    """FACTS_SQL's rows, or FACTS_YOUR_MOVE_SQL's for the user `your_move_of`. It is
+    PostgreSQL's (its `?` on the options, its aware datetimes from the driver); elsewhere (make
+    run's SQLite) the same columns through the ORM, which converts each value as the driver does
+    not, without the counts."""
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
-            cursor.execute(FACTS_SQL, [game_id])
+            if your_move_of is None:
+                cursor.execute(FACTS_SQL, [game_id])
+            else:
+                params = [*selectors.your_move_count_params(your_move_of), game_id]
+                cursor.execute(FACTS_YOUR_MOVE_SQL, params)
             return cursor.fetchall()
     return _facts_rows_orm(game_id)
 
@@ -156,21 +170,37 @@ def _facts_rows_of(game: Game) -> list[tuple[Any, ...]]:
 
 
 def page_facts(
-    game_id: int, user: Any, now: datetime, *, game: Game | None = None
+    game_id: int,
+    user: Any,
+    now: datetime,
+    *,
+    game: Game | None = None,
+    your_move: bool = False,
 ) -> PageFacts | None:
     """The game's kept-partial key for this viewer, from one read of its seats with the game's
-    columns that the key needs, or from `game` as read with its seats (no read). None for a
-    game with no seats (or none at all)."""
-    rows = _facts_rows(game_id) if game is None else _facts_rows_of(game)
+    columns that the key needs (with `your_move`, and a viewer signed in, the counts of its
+    "Your move: N" too), or from `game` as read with its seats (no read). None for a game with
+    no seats (or none at all)."""
+    me = user.pk if user.is_authenticated else None
+    your_move_of = me if your_move and connection.vendor == "postgresql" else None
+    rows = _facts_rows(game_id, your_move_of) if game is None else _facts_rows_of(game)
     if not rows:
         return None
+    counts = None
+    if your_move_of is not None and game is None:
+        counts = (rows[0][-2], rows[0][-1])
+        rows = [r[:-2] for r in rows]
     first = rows[0]
     version, status, seed_sha, game_clock, race_starts_at, banked, created_by, kind = first[9:17]
     deadlines = {r[0]: r[4] for r in rows if r[4] is not None}
-    me = user.pk if user.is_authenticated else None
     seat = next((r[0] for r in rows if me is not None and r[1] == me), None)
     facts = PageFacts(
-        key="", version=version, kind=kind, is_player=seat is not None, deadlines=deadlines
+        key="",
+        version=version,
+        kind=kind,
+        is_player=seat is not None,
+        deadlines=deadlines,
+        your_move_counts=counts,
     )
     if (
         status != Game.Status.ACTIVE
@@ -226,13 +256,23 @@ def page_facts(
     return replace(facts, key=key)
 
 
-def kept(key: str) -> str | None:
+def kept(*keys: str, also_set: tuple[str, Any, int] | None = None) -> list[str | None]:
+    """The HTML kept under each key ("": none asked), None where none is: one round trip, which
+    also writes `also_set` (key, value, seconds: the page's watching mark) if given."""
+    asked = [k for k in keys if k]
     try:
-        html = cache.get(key)
-    except Exception:  # noqa: BLE001 - without the cache, the partial is drawn
-        logger.warning("could not read a game's partial from the cache", exc_info=True)
-        return None
-    return html if isinstance(html, str) else None
+        # The site's cache does both in one pipeline (mazesite/cache.py); another, one by one.
+        both = getattr(cache, "set_and_get_many", None)
+        if also_set is not None and both is not None:
+            found = both(*also_set, asked)
+        else:
+            if also_set is not None:
+                cache.set(*also_set)
+            found = cache.get_many(asked) if asked else {}
+    except Exception:  # noqa: BLE001 - without the cache, the page is drawn
+        logger.warning("could not read a game's page from the cache", exc_info=True)
+        found = {}
+    return [html if isinstance(html := found.get(k), str) else None for k in keys]
 
 
 def keep(key: str, html: str) -> None:
@@ -271,15 +311,16 @@ def _static_files_version() -> str:
 
 
 def shell_key(
-    request: HttpRequest, game_id: int, kind: str, chat: ChatView
+    request: HttpRequest, facts: PageFacts, game_id: int, chat: ChatView
 ) -> tuple[str, int | None]:
     """(the key of the full page around the game's kept partial for this viewer, "" if the page
     is drawn for its request alone; the viewer's "Your move: N", None for a visitor)."""
     user: Any = request.user
+    kind = facts.kind
     your_move = None
     viewer: tuple[Any, ...] = ()
     if user.is_authenticated:
-        your_move = selectors.your_move_count(user)
+        your_move = selectors.your_move_count(user, facts.your_move_counts)
         profile = getattr(user, "profile", None)
         viewer = (user.pk, user.get_username(), profile and profile.is_guest, your_move)
     if len(get_messages(request)):

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -147,10 +148,11 @@ def game_new(request: HtmxHttpRequest, kind: str) -> HttpResponse:
 
 @require_safe
 def game_detail(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
-    # The player has the game open: no "your turn" mail while the page polls.
-    mail_views.game_watched(request, game_id)
+    # The player has the game open: no "your turn" mail while the page polls. The page writes
+    # the mark with its read of the kept page (_game_response).
     since = request.GET.get("since")
     if request.htmx and since is not None:
+        mail_views.game_watched(request, game_id)
         # Polling: one indexed read, and nothing to send unless the game changed.
         current = selectors.game_version(game_id)
         if current is None:
@@ -163,7 +165,8 @@ def game_detail(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
                 else HttpResponse(status=204)
             )
             return _not_stored(unchanged)
-    return _game_response(request, game_id)
+        return _game_response(request, game_id)
+    return _game_response(request, game_id, watch=mail_views.game_watch(request, game_id))
 
 
 def _game_response(
@@ -176,7 +179,9 @@ def _game_response(
     chat_text: str = "",
     game: Game | None = None,
     move: Move | None = None,
+    watch: tuple[str, float, int] | None = None,
 ) -> HttpResponse:
+    """The game's page or partial; `watch`: the viewer's watching mark to write (a look)."""
     draft = request.session.get(_draft_key(game_id))
     now = clock.now()
     # A page with an error or a draft is drawn for its request alone; any other may be kept
@@ -184,12 +189,24 @@ def _game_response(
     # kept for the mover's next look.
     facts = None
     if not error and draft is None:
-        facts = game_cache.page_facts(game_id, request.user, now, game=game)
-    html = game_cache.kept(facts.key) if facts and facts.key and game is None else None
+        facts = game_cache.page_facts(
+            game_id, request.user, now, game=game, your_move=not request.htmx
+        )
+    # A full page's shell (its key from the chat and the header) is read with the partial.
+    shell = None
+    if facts and facts.key and not request.htmx:
+        shell = _page_shell(request, game_id, facts, chat_error, chat_text)
+    html = None
+    if facts and facts.key and game is None:
+        html, shell_html = game_cache.kept(facts.key, shell.key if shell else "", also_set=watch)
+        if shell:
+            shell.html = shell_html
+    elif watch is not None:
+        mail_views.game_watched(request, game_id)
     if facts and html is not None:
         filled = game_cache.fill(html, get_token(request), facts.deadlines, now)
         if filled is not None:
-            return _game_kept(request, game_id, facts, filled, status, chat_error, chat_text)
+            return _game_kept(request, filled, status, shell)
     # The moves are read only for a page that shows its log: a live race polled twice a
     # second has hundreds of steps and shows none of them.
     if game is None:
@@ -204,7 +221,7 @@ def _game_response(
         deadlines = {s.index: s.deadline for s in game.seats.all() if s.deadline is not None}
         filled = game_cache.fill(html, get_token(request), deadlines, now)
         if filled is not None:
-            return _game_kept(request, game_id, facts, filled, status, chat_error, chat_text)
+            return _game_kept(request, filled, status, shell)
     template = "games/game.html"
     if request.htmx:
         template += "#game"
@@ -222,18 +239,23 @@ def _game_response(
     return response
 
 
-def _game_kept(
+@dataclass
+class _PageShell:
+    """The full page around a kept partial: its context, its key ("" if it is drawn for its
+    request alone) and the HTML kept under that key, if any."""
+
+    context: dict[str, Any]
+    key: str
+    html: str | None = None
+
+
+def _page_shell(
     request: HtmxHttpRequest,
     game_id: int,
     facts: game_cache.PageFacts,
-    html: str,
-    status: int,
     chat_error: str,
     chat_text: str,
-) -> HttpResponse:
-    """The page or partial around a kept partial (a game in progress: never stored)."""
-    if request.htmx:
-        return _kept_response(request, html, status)
+) -> _PageShell:
     # The page around the partial shows the game's id and title, and the chat, which read
     # only its id and whether it is over: no need to read the game itself.
     game = Game(pk=game_id, kind=facts.kind, status=Game.Status.ACTIVE)
@@ -244,24 +266,34 @@ def _game_kept(
         "chat_error": chat_error,
         "chat_text": chat_text,
     }
-    key, your_move = "", None
+    key = ""
     if not chat_error and not chat_text:
-        key, your_move = game_cache.shell_key(request, game_id, facts.kind, context["chat"])
+        key, your_move = game_cache.shell_key(request, facts, game_id, context["chat"])
         context["your_move_count"] = your_move  # read for the key: not again by the header
-    if not key:
+    return _PageShell(context, key)
+
+
+def _game_kept(
+    request: HtmxHttpRequest, html: str, status: int, shell: _PageShell | None
+) -> HttpResponse:
+    """The page or partial around a kept partial (a game in progress: never stored)."""
+    if shell is None:
+        return _kept_response(request, html, status)
+    context = shell.context
+    if not shell.key:
         context["game_html"] = mark_safe(html)  # noqa: S308 - drawn by the template
         return _not_stored(TemplateResponse(request, "games/game.html", context, status=status))  # type: ignore[return-value]
-    shell = game_cache.kept(key)
-    if shell is None:
+    kept = shell.html
+    if kept is None:
         # Drawn once with marks for the partial and the CSRF token, kept, then filled in.
         marked = {
             **context,
             "game_html": mark_safe(game_cache.GAME_MARK),  # noqa: S308 - a mark
             "csrf_token": game_cache.CSRF_MARK,
         }
-        shell = render_to_string("games/game.html", marked, request)
-        game_cache.keep(key, shell)
-    page = game_cache.shell_fill(shell, get_token(request), html)
+        kept = render_to_string("games/game.html", marked, request)
+        game_cache.keep(shell.key, kept)
+    page = game_cache.shell_fill(kept, get_token(request), html)
     if page is None:
         context["game_html"] = mark_safe(html)  # noqa: S308 - drawn by the template
         return _not_stored(TemplateResponse(request, "games/game.html", context, status=status))  # type: ignore[return-value]
