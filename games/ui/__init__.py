@@ -4,6 +4,7 @@ the views stay the same for all of them."""
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from datetime import datetime
@@ -184,15 +185,21 @@ def mark_html(colour: int, size: int = 16) -> SafeString:
     )
 
 
-def get_ui(slug: str) -> GameUI:
+@functools.cache
+def _uis() -> dict[str, GameUI]:
+    """Each game's UI, made once: a page asks for it several times. Imported here, not at the
+    top, because each game's module imports this one."""
     from games.ui import cornmaze, mazerace, robotmaze
 
-    uis: dict[str, GameUI] = {
+    return {
         "cornmaze": cornmaze.UI(),
         "robotmaze": robotmaze.UI(),
         "mazerace": mazerace.UI(),
     }
-    return uis[slug]
+
+
+def get_ui(slug: str) -> GameUI:
+    return _uis()[slug]
 
 
 def has_ui(slug: str) -> bool:
