@@ -1,18 +1,32 @@
-"""The boards' drawing functions (games/ui) give the same markup as the drawing they replaced,
-for every game state, viewer and draft met in random games."""
+"""The boards' drawing functions (games/ui) and the game's partial give the same markup as the
+drawing they replaced, for every game state, viewer and draft met in random games."""
 
 from __future__ import annotations
 
+import functools
 import random
+from pathlib import Path
 from typing import Any
 
+import pytest
+from django.conf import settings
+from django.contrib.auth.models import AnonymousUser
+from django.template import Engine
+from django.template.context import make_context
+from django.template.loader import render_to_string
+from django.test import RequestFactory
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
+from games.engines import cornmaze
 from games.engines import robotmaze as rm
 from games.engines.base import JSON
+from games.models import Game
+from games.pages import contexts, game_cache
+from games.play import challenges, core, vacations
 from games.ui import mark_html
 from games.ui import robotmaze as ui
+from tests.conftest import to_move
 
 DRAFT_URL = "/games/7/draft?x=<&>"
 
@@ -119,3 +133,108 @@ def test_robotmaze_grids_are_the_markup_that_escaped_every_value() -> None:
                         )
                         drawn += 1
     assert drawn > 500
+
+
+# The game's partial as the templates drew it before its loops were drawn in Python: copies of
+# those templates, found before the site's own (templates_before/games/game_partial.html is
+# the inside of game.html's `game` partial).
+TEMPLATES_BEFORE = Path(__file__).parent / "templates_before"
+NAMES = ["Ann <&> 'B'", 'Bo "b" </td>', "Cy&amp;"]
+
+
+@functools.cache
+def engine_before() -> Engine:
+    config: dict[str, Any] = settings.TEMPLATES[0]
+    return Engine(
+        dirs=[str(TEMPLATES_BEFORE), *map(str, config["DIRS"])],
+        app_dirs=True,
+        context_processors=config["OPTIONS"]["context_processors"],
+        builtins=config["OPTIONS"]["builtins"],
+    )
+
+
+def assert_partial_as_before(
+    game: Game, user: Any, *, draft: JSON | None = None, error: str = "", kept: bool = False
+) -> None:
+    """The partial drawn now is the one the old templates draw from the same context: the
+    kept one (with its marks, as a move's answer draws it) or one for its request alone."""
+    game.refresh_from_db()
+    request = RequestFactory().get("/")
+    request.user = user or AnonymousUser()
+    context = contexts.game_context(game, request.user, error=error, draft=draft)
+    if kept:
+        context = game_cache.marked(context)
+    else:
+        context["csrf_token"] = "a-token<&>"
+    before = engine_before().get_template("games/game_partial.html")
+    assert render_to_string("games/game.html#game", context, request) == before.render(
+        make_context(context, request)
+    )
+
+
+def cornmaze_drafts(rng: random.Random, game: Game) -> list[JSON | None]:
+    """Shifts chosen for the seat to move: none, one, a pair that may be refused, a legal pair."""
+    assert game.state is not None
+    size = game.state["size"]
+    first, second = rng.randrange(size), rng.randrange(size)
+    legal = rng.choice(cornmaze.legal_moves(game.state))
+    turn = game.state["turn"]
+    return [
+        None,
+        {"turn": turn, "first": first, "second": None},
+        {"turn": turn, "first": first, "second": second},
+        {"turn": turn, "first": legal[0], "second": legal[1]},
+    ]
+
+
+@pytest.mark.django_db
+def test_cornmaze_partial_is_the_markup_the_templates_drew(make_user: Any) -> None:
+    rng = random.Random(17)
+    spectator = make_user("Spec <i>")
+    for number, (seats, size, clock_options, rated) in enumerate(
+        [(2, 6, None, True), (3, 8, {"bank_days": 7}, False), (2, 12, {"weekends_off": True}, True)]
+    ):
+        players = [make_user(f"{name}{number}") for name in NAMES[:seats]]
+        with core.bot_tasks_paused():
+            game = core.game_create(
+                kind="cornmaze",
+                creator=players[0],
+                options={"size": size},
+                clock_choice="P3D",
+                seats=[core.SeatPlan() for _ in range(seats)],
+                clock_options=clock_options,
+                rated=rated,
+            )
+            for viewer in (players[0], spectator, None):
+                assert_partial_as_before(game, viewer, kept=True)
+            for player in players[1:]:
+                core.game_join(game_id=game.pk, user=player)
+        if number == 1:
+            mover = to_move(game)
+            core.time_give(game_id=game.pk, user=players[(mover + 1) % seats], seat_index=mover)
+            vacations.vacation_start(user=players[2])
+        while True:
+            game.refresh_from_db()
+            for viewer in (*players, spectator, None):
+                assert_partial_as_before(game, viewer, kept=True)
+                assert_partial_as_before(game, viewer, error="No <b>such</b> move.")
+            if game.is_over or game.ply > 14:
+                break
+            mover = to_move(game)
+            for draft in cornmaze_drafts(rng, game):
+                assert_partial_as_before(game, players[mover], draft=draft)
+            if game.ply == 9:
+                core.game_resign(game_id=game.pk, user=players[(mover + 1) % seats])
+                continue
+            assert game.state is not None
+            with core.bot_tasks_paused():
+                core.move_submit(
+                    game_id=game.pk,
+                    user=players[mover],
+                    number=game.ply,
+                    move={"shifts": rng.choice(cornmaze.legal_moves(game.state))},
+                )
+        if game.is_over:
+            challenges.rematch_offer(game_id=game.pk, user=players[0])
+            for viewer in (*players, spectator, None):
+                assert_partial_as_before(game, viewer)
