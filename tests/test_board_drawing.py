@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django import template
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from django.template import Engine
@@ -16,7 +17,7 @@ from django.template.context import make_context
 from django.template.loader import render_to_string
 from django.test import RequestFactory
 from django.utils.html import escape
-from django.utils.safestring import mark_safe
+from django.utils.safestring import SafeString, mark_safe
 
 from games.engines import cornmaze
 from games.engines import robotmaze as rm
@@ -26,6 +27,7 @@ from games.pages import contexts, game_cache
 from games.play import challenges, core, vacations
 from games.ui import mark_html
 from games.ui import robotmaze as ui
+from games.ui.tags import seat_name
 from tests.conftest import to_move
 
 DRAFT_URL = "/games/7/draft?x=<&>"
@@ -141,6 +143,22 @@ def test_robotmaze_grids_are_the_markup_that_escaped_every_value() -> None:
 TEMPLATES_BEFORE = Path(__file__).parent / "templates_before"
 NAMES = ["Ann <&> 'B'", 'Bo "b" </td>', "Cy&amp;"]
 
+# The old templates' own tag, as it was (the templates before use this module as a builtin).
+register = template.Library()
+
+
+@register.simple_tag
+def cornmaze_table_rows(board: dict[str, Any], seats: list[Any]) -> SafeString:
+    out = []
+    for row in board["rows"]:
+        out.append(f'<tr><th scope="row">{row["number"]}</th>')
+        for c in row["cells"]:
+            markers = "".join(f"; {escape(seat_name(seats, seat))}'s marker" for seat in c.markers)
+            step = f"; path step {c.step}" if c.step else ""
+            out.append(f"<td>{c.words}{markers}{step}</td>")
+        out.append("</tr>\n  ")
+    return mark_safe("".join(out))  # noqa: S308 - names escaped above
+
 
 @functools.cache
 def engine_before() -> Engine:
@@ -149,7 +167,7 @@ def engine_before() -> Engine:
         dirs=[str(TEMPLATES_BEFORE), *map(str, config["DIRS"])],
         app_dirs=True,
         context_processors=config["OPTIONS"]["context_processors"],
-        builtins=config["OPTIONS"]["builtins"],
+        builtins=[*config["OPTIONS"]["builtins"], __name__],
     )
 
 

@@ -48,11 +48,19 @@ def clock_in_words(game: object) -> str:
 
 
 @register.simple_tag
-def cornmaze_table_rows(board: dict[str, Any], seats: list[Any]) -> SafeString:
-    """The rows of a Corn maze board's table (games/ui/cornmaze.py draws them)."""
-    from games.ui.cornmaze import table_rows
+def cornmaze_board(board: dict[str, Any], seats: list[Any]) -> SafeString:
+    """A Corn maze board (games/ui/cornmaze.py draws it)."""
+    from games.ui.cornmaze import board_html
 
-    return table_rows(board["rows"], lambda index: seat_name(seats, index))
+    return board_html(board, lambda index: seat_name(seats, index))
+
+
+@register.simple_tag
+def cornmaze_column_choices(board: dict[str, Any], shift: str) -> SafeString:
+    """A Corn maze move form's choices of one shift (games/ui/cornmaze.py draws them)."""
+    from games.ui.cornmaze import column_choices_html
+
+    return column_choices_html(board, shift)
 
 
 @register.simple_tag
