@@ -29,6 +29,8 @@ from games.ui import mark_html
 from games.ui import robotmaze as ui
 from games.ui.tags import seat_name
 from tests.conftest import to_move
+from tests.test_mazerace_site import an_open_way, make_race, ready_all, step
+from tests.test_robotmaze_site import play, set_up
 
 DRAFT_URL = "/games/7/draft?x=<&>"
 
@@ -256,3 +258,37 @@ def test_cornmaze_partial_is_the_markup_the_templates_drew(make_user: Any) -> No
             challenges.rematch_offer(game_id=game.pk, user=players[0])
             for viewer in (*players, spectator, None):
                 assert_partial_as_before(game, viewer)
+
+
+@pytest.mark.django_db
+def test_the_other_games_partials_are_the_markup_the_templates_drew(make_user: Any) -> None:
+    """The seats' list is every game's: a Robot Maze Race with a time bank, and a slow and a
+    live Maze Race, drawn as before."""
+    spectator = make_user("Spec <i>")
+    players = [make_user(name) for name in NAMES[:2]]
+    with core.bot_tasks_paused():
+        robots = core.game_create(
+            kind="robotmaze",
+            creator=players[0],
+            options={},
+            clock_choice="P3D",
+            seats=[core.SeatPlan(), core.SeatPlan()],
+            clock_options={"bank_days": 7},
+        )
+        core.game_join(game_id=robots.pk, user=players[1])
+    races = [make_race(clock="P3D"), make_race(people=1, bots=("wall",))]
+    for game in (robots, *races):
+        viewers = [s.user for s in game.seats.all() if s.user is not None]
+        for ply in range(4):
+            for viewer in (*viewers, spectator, None):
+                assert_partial_as_before(game, viewer, kept=True)
+                assert_partial_as_before(game, viewer, error="Not <b>now</b>.")
+            if game.kind == "robotmaze":
+                if ply == 0:
+                    set_up(game)
+                else:
+                    play(game, "RD", 1)
+            elif ply == 0 and game.clock_duration is None:
+                ready_all(game)  # its countdown, drawn before and after
+            elif ply < 3 and game.clock_duration is not None:
+                step(game, 0, an_open_way(game, 0))

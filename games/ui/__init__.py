@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from django import forms
@@ -182,6 +182,21 @@ def mark_html(colour: int, size: int = 16) -> SafeString:
         size,
         colour,
         MARKS[colour % SEAT_COLOURS].path,
+    )
+
+
+def time_text(at: datetime) -> str:
+    """A time as the site writes it before static/js/site.js puts it in the viewer's own zone
+    (the same format): `Thu 3 Apr 2025, 15:31 UTC`."""
+    at = at.astimezone(UTC)
+    return f"{at:%a} {at.day} {at:%b %Y, %H:%M} UTC"
+
+
+def time_html(at: datetime) -> SafeString:
+    """A <time> that site.js shows in the viewer's zone; the UTC time stays in its title."""
+    text = time_text(at)
+    return format_html(
+        '<time datetime="{}" title="{}">{}</time>', at.astimezone(UTC).isoformat(), text, text
     )
 
 

@@ -3,33 +3,20 @@ mark, a time in the one format of the site, a game's clock in words."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from django import template
+from django.template.defaulttags import CsrfTokenNode
 from django.urls import reverse
-from django.utils.html import format_html
+from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString
 
-from games.ui import mark_html
+from games.ui import mark_html, time_html
+from games.ui.seat_list import seat_list_html
 from games.ui.wording import clock_words
 
 register = template.Library()
-
-
-def time_text(at: datetime) -> str:
-    """A time as the site writes it before static/js/site.js puts it in the viewer's own zone
-    (the same format): `Thu 3 Apr 2025, 15:31 UTC`."""
-    at = at.astimezone(UTC)
-    return f"{at:%a} {at.day} {at:%b %Y, %H:%M} UTC"
-
-
-def time_html(at: datetime) -> SafeString:
-    """A <time> that site.js shows in the viewer's zone; the UTC time stays in its title."""
-    text = time_text(at)
-    return format_html(
-        '<time datetime="{}" title="{}">{}</time>', at.astimezone(UTC).isoformat(), text, text
-    )
 
 
 @register.filter
@@ -45,6 +32,18 @@ def when(at: datetime | None) -> SafeString | str:
 @register.filter
 def clock_in_words(game: object) -> str:
     return clock_words(game.kind, game.clock_duration)  # type: ignore[attr-defined]
+
+
+@register.simple_tag(takes_context=True)
+def seat_list(context: template.Context, seats: list[Any], game: Any) -> SafeString:
+    """The game page's seats (games/ui/seat_list.py draws them), with the CSRF token as
+    Django's own tag writes it in the forms that give time."""
+    can_give = any(row["can_give"] for row in seats)
+    return seat_list_html(
+        seats,
+        give_url=escape(reverse("game_give_time", args=[game.pk])) if can_give else "",
+        csrf_input=CsrfTokenNode().render(context) if can_give else "",
+    )
 
 
 @register.simple_tag
