@@ -7,7 +7,7 @@ import string
 from collections.abc import Callable
 from dataclasses import dataclass
 from html import escape
-from typing import Any
+from typing import Any, NamedTuple
 
 from django import forms
 from django.http import QueryDict
@@ -61,8 +61,9 @@ class CornmazeCreateForm(CreateForm):
         return {"size": self.cleaned_data["size"]}, self.cleaned_data["clock"], bots
 
 
-@dataclass(frozen=True)
-class Cell:
+class Cell(NamedTuple):
+    """A board cell as drawn (a tuple: a board makes up to 144 of them each time)."""
+
     row: int
     col: int
     x: int
