@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import string
 from collections.abc import Callable
@@ -62,16 +63,12 @@ class CornmazeCreateForm(CreateForm):
 
 
 class Cell(NamedTuple):
-    """A board cell as drawn (a tuple: a board makes up to 144 of them each time)."""
+    """A board cell as drawn, row by row (a tuple: a board makes up to 144 of them each time);
+    its name and place come from its index (`_cell_places`)."""
 
-    row: int
-    col: int
-    x: int
-    y: int
     glyph: str
     words: str  # the arrow as the board's table says it
     step: int | None  # the cell's place on the path drawn (1 is where the turn starts)
-    name: str
     markers: tuple[int, ...]  # the seats whose marker stands here
     new: bool  # an arrow that drops in when the move is played: not known yet
 
@@ -141,7 +138,6 @@ def grid_svg(columns: list[dict[str, Any]], rows: list[dict[str, Any]], cells: l
     """The board's labels and cells in SVG, drawn here rather than by a template loop: a page
     and a move POST draw 36 to 144 cells. Every value is the site's own (numbers, letters,
     arrows), so there is nothing to escape."""
-    half = CELL // 2
     parts = [
         f'<text class="col-label{" blocked" if col["blocked"] else ""}'
         f'{" shifted" if col["shifted"] else ""}" x="{col["x"]}" y="18"'
@@ -155,12 +151,25 @@ def grid_svg(columns: list[dict[str, Any]], rows: list[dict[str, Any]], cells: l
     ]
     parts.append("\n  ")
     parts += [
-        f'<g class="cell{" on-path" if c.step else ""}{" new" if c.new else ""}"'
-        f' data-cell="{c.name}"><rect x="{c.x}" y="{c.y}" width="{CELL}" height="{CELL}"></rect>'
-        f'<text x="{c.x + half}" y="{c.y + half + 7}" text-anchor="middle">{c.glyph}</text></g>'
-        for c in cells
+        f'<g class="cell{" on-path" if c.step else ""}{" new" if c.new else ""}{place}{c.glyph}'
+        "</text></g>"
+        for c, place in zip(cells, _cell_places(len(rows)), strict=True)
     ]
     return mark_safe("".join(parts))  # noqa: S308 - the site's own numbers and letters only
+
+
+@functools.cache
+def _cell_places(size: int) -> list[str]:
+    """Each cell's SVG between its classes and its arrow, row by row: its name and place, the
+    same on every board of its size (made once, not for every cell of every board drawn)."""
+    half = CELL // 2
+    return [
+        f'" data-cell="{column_letter(c)}{r + 1}"><rect x="{x}" y="{y}" width="{CELL}"'
+        f' height="{CELL}"></rect><text x="{x + half}" y="{y + half + 7}" text-anchor="middle">'
+        for r in range(size)
+        for c in range(size)
+        for x, y in [(MARGIN + c * CELL, MARGIN + r * CELL)]
+    ]
 
 
 def table_rows(rows: list[dict[str, Any]], name: Callable[[int], str]) -> SafeString:
@@ -314,19 +323,14 @@ class UI(GameUI):
         half = CELL // 2
         cells = [
             Cell(
-                row=r,
-                col=c,
-                x=MARGIN + c * CELL,
-                y=MARGIN + r * CELL,
-                glyph=ARROW_GLYPHS.get(arrows[r][c], "?"),
-                words=ARROW_WORDS.get(arrows[r][c], "a new arrow, not known yet"),
+                glyph=ARROW_GLYPHS.get(arrow, "?"),
+                words=ARROW_WORDS.get(arrow, "a new arrow, not known yet"),
                 step=steps.get((r, c)),
-                name=f"{column_letter(c)}{r + 1}",
                 markers=tuple(at.get((r, c), ())),
-                new=arrows[r][c] == UNKNOWN,
+                new=arrow == UNKNOWN,
             )
-            for r in range(size)
-            for c in range(size)
+            for r, row in enumerate(arrows)
+            for c, arrow in enumerate(row)
         ]
         markers = []
         for (r, c), seats in at.items():
@@ -375,9 +379,6 @@ class UI(GameUI):
         ]
         return {
             "size": size,
-            "cells": cells,
-            "cell": CELL,
-            "half": half,
             "markers": markers,
             "path_points": " ".join(
                 f"{MARGIN + c * CELL + half},{MARGIN + r * CELL + half}" for r, c in path
