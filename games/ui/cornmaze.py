@@ -179,7 +179,11 @@ def table_rows(rows: list[dict[str, Any]], name: Callable[[int], str]) -> SafeSt
     for row in rows:
         out.append(f'<tr><th scope="row">{row["number"]}</th>')
         for c in row["cells"]:
-            markers = "".join(f"; {escape(name(seat))}'s marker" for seat in c.markers)
+            markers = (
+                "".join(f"; {escape(name(seat))}'s marker" for seat in c.markers)
+                if c.markers
+                else ""
+            )
             step = f"; path step {c.step}" if c.step else ""
             out.append(f"<td>{c.words}{markers}{step}</td>")
         out.append("</tr>\n  ")
