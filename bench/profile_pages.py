@@ -25,7 +25,8 @@ speed, December 2026), and what was done about it:
 - Corn maze page and the move POST (which answers with the page's partial): about two thirds in
   the template engine, the board's 64 to 144 cells in nested loops, each number through
   number_format: the cells and labels are now one string (ui/cornmaze.grid_svg), the
-  screen reader's table one tag (cornmaze_table_rows), the move log one format_html_join. The
+  screen reader's table one function (now the whole board: cornmaze_board), the move log one
+  format_html_join. The
   rest of the POST is the database: 17-18 queries, 12 of them in the move's transaction
   (games/play/, not changed here).
 - Robot Maze Race page: its up to three 10x10 grids through an included template per grid,

@@ -1,18 +1,36 @@
-"""The boards' drawing functions (games/ui) give the same markup as the drawing they replaced,
-for every game state, viewer and draft met in random games."""
+"""The boards' drawing functions (games/ui) and the game's partial give the same markup as the
+drawing they replaced, for every game state, viewer and draft met in random games."""
 
 from __future__ import annotations
 
+import functools
 import random
+from pathlib import Path
 from typing import Any
 
+import pytest
+from django import template
+from django.conf import settings
+from django.contrib.auth.models import AnonymousUser
+from django.template import Engine
+from django.template.context import make_context
+from django.template.loader import render_to_string
+from django.test import RequestFactory
 from django.utils.html import escape
-from django.utils.safestring import mark_safe
+from django.utils.safestring import SafeString, mark_safe
 
+from games.engines import cornmaze
 from games.engines import robotmaze as rm
 from games.engines.base import JSON
+from games.models import Game
+from games.pages import contexts, game_cache
+from games.play import challenges, core, vacations
 from games.ui import mark_html
 from games.ui import robotmaze as ui
+from games.ui.tags import seat_name
+from tests.conftest import to_move
+from tests.test_mazerace_site import an_open_way, make_race, ready_all, step
+from tests.test_robotmaze_site import play, set_up
 
 DRAFT_URL = "/games/7/draft?x=<&>"
 
@@ -119,3 +137,158 @@ def test_robotmaze_grids_are_the_markup_that_escaped_every_value() -> None:
                         )
                         drawn += 1
     assert drawn > 500
+
+
+# The game's partial as the templates drew it before its loops were drawn in Python: copies of
+# those templates, found before the site's own (templates_before/games/game_partial.html is
+# the inside of game.html's `game` partial).
+TEMPLATES_BEFORE = Path(__file__).parent / "templates_before"
+NAMES = ["Ann <&> 'B'", 'Bo "b" </td>', "Cy&amp;"]
+
+# The old templates' own tag, as it was (the templates before use this module as a builtin).
+register = template.Library()
+
+
+@register.simple_tag
+def cornmaze_table_rows(board: dict[str, Any], seats: list[Any]) -> SafeString:
+    out = []
+    for row in board["rows"]:
+        out.append(f'<tr><th scope="row">{row["number"]}</th>')
+        for c in row["cells"]:
+            markers = "".join(f"; {escape(seat_name(seats, seat))}'s marker" for seat in c.markers)
+            step = f"; path step {c.step}" if c.step else ""
+            out.append(f"<td>{c.words}{markers}{step}</td>")
+        out.append("</tr>\n  ")
+    return mark_safe("".join(out))  # noqa: S308 - names escaped above
+
+
+@functools.cache
+def engine_before() -> Engine:
+    config: dict[str, Any] = settings.TEMPLATES[0]
+    return Engine(
+        dirs=[str(TEMPLATES_BEFORE), *map(str, config["DIRS"])],
+        app_dirs=True,
+        context_processors=config["OPTIONS"]["context_processors"],
+        builtins=[*config["OPTIONS"]["builtins"], __name__],
+    )
+
+
+def assert_partial_as_before(
+    game: Game, user: Any, *, draft: JSON | None = None, error: str = "", kept: bool = False
+) -> None:
+    """The partial drawn now is the one the old templates draw from the same context: the
+    kept one (with its marks, as a move's answer draws it) or one for its request alone."""
+    game.refresh_from_db()
+    request = RequestFactory().get("/")
+    request.user = user or AnonymousUser()
+    context = contexts.game_context(game, request.user, error=error, draft=draft)
+    if kept:
+        context = game_cache.marked(context)
+    else:
+        context["csrf_token"] = "a-token<&>"
+    before = engine_before().get_template("games/game_partial.html")
+    assert render_to_string("games/game.html#game", context, request) == before.render(
+        make_context(context, request)
+    )
+
+
+def cornmaze_drafts(rng: random.Random, game: Game) -> list[JSON | None]:
+    """Shifts chosen for the seat to move: none, one, a pair that may be refused, a legal pair."""
+    assert game.state is not None
+    size = game.state["size"]
+    first, second = rng.randrange(size), rng.randrange(size)
+    legal = rng.choice(cornmaze.legal_moves(game.state))
+    turn = game.state["turn"]
+    return [
+        None,
+        {"turn": turn, "first": first, "second": None},
+        {"turn": turn, "first": first, "second": second},
+        {"turn": turn, "first": legal[0], "second": legal[1]},
+    ]
+
+
+@pytest.mark.django_db
+def test_cornmaze_partial_is_the_markup_the_templates_drew(make_user: Any) -> None:
+    rng = random.Random(17)
+    spectator = make_user("Spec <i>")
+    for number, (seats, size, clock_options, rated) in enumerate(
+        [(2, 6, None, True), (3, 8, {"bank_days": 7}, False), (2, 12, {"weekends_off": True}, True)]
+    ):
+        players = [make_user(f"{name}{number}") for name in NAMES[:seats]]
+        with core.bot_tasks_paused():
+            game = core.game_create(
+                kind="cornmaze",
+                creator=players[0],
+                options={"size": size},
+                clock_choice="P3D",
+                seats=[core.SeatPlan() for _ in range(seats)],
+                clock_options=clock_options,
+                rated=rated,
+            )
+            for viewer in (players[0], spectator, None):
+                assert_partial_as_before(game, viewer, kept=True)
+            for player in players[1:]:
+                core.game_join(game_id=game.pk, user=player)
+        if number == 1:
+            mover = to_move(game)
+            core.time_give(game_id=game.pk, user=players[(mover + 1) % seats], seat_index=mover)
+            vacations.vacation_start(user=players[2])
+        while True:
+            game.refresh_from_db()
+            for viewer in (*players, spectator, None):
+                assert_partial_as_before(game, viewer, kept=True)
+                assert_partial_as_before(game, viewer, error="No <b>such</b> move.")
+            if game.is_over or game.ply > 14:
+                break
+            mover = to_move(game)
+            for draft in cornmaze_drafts(rng, game):
+                assert_partial_as_before(game, players[mover], draft=draft)
+            if game.ply == 9:
+                core.game_resign(game_id=game.pk, user=players[(mover + 1) % seats])
+                continue
+            assert game.state is not None
+            with core.bot_tasks_paused():
+                core.move_submit(
+                    game_id=game.pk,
+                    user=players[mover],
+                    number=game.ply,
+                    move={"shifts": rng.choice(cornmaze.legal_moves(game.state))},
+                )
+        if game.is_over:
+            challenges.rematch_offer(game_id=game.pk, user=players[0])
+            for viewer in (*players, spectator, None):
+                assert_partial_as_before(game, viewer)
+
+
+@pytest.mark.django_db
+def test_the_other_games_partials_are_the_markup_the_templates_drew(make_user: Any) -> None:
+    """The seats' list is every game's: a Robot Maze Race with a time bank, and a slow and a
+    live Maze Race, drawn as before."""
+    spectator = make_user("Spec <i>")
+    players = [make_user(name) for name in NAMES[:2]]
+    with core.bot_tasks_paused():
+        robots = core.game_create(
+            kind="robotmaze",
+            creator=players[0],
+            options={},
+            clock_choice="P3D",
+            seats=[core.SeatPlan(), core.SeatPlan()],
+            clock_options={"bank_days": 7},
+        )
+        core.game_join(game_id=robots.pk, user=players[1])
+    races = [make_race(clock="P3D"), make_race(people=1, bots=("wall",))]
+    for game in (robots, *races):
+        viewers = [s.user for s in game.seats.all() if s.user is not None]
+        for ply in range(4):
+            for viewer in (*viewers, spectator, None):
+                assert_partial_as_before(game, viewer, kept=True)
+                assert_partial_as_before(game, viewer, error="Not <b>now</b>.")
+            if game.kind == "robotmaze":
+                if ply == 0:
+                    set_up(game)
+                else:
+                    play(game, "RD", 1)
+            elif ply == 0 and game.clock_duration is None:
+                ready_all(game)  # its countdown, drawn before and after
+            elif ply < 3 and game.clock_duration is not None:
+                step(game, 0, an_open_way(game, 0))

@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from games.models import Game
 from games.play import core
-from games.ui.tags import time_html, time_text
+from games.ui import time_html, time_text
 from games.ui.wording import clock_words
 from tests.conftest import a_legal_move, seat_user, to_move
 

@@ -20,8 +20,7 @@ from games.archive import rating_reads, reads, replay_page, selectors
 from games.archive.filters import filters_from
 from games.archive.records import record_build, record_verify
 from games.models import Game
-from games.ui import SEAT_COLOURS, mark_html, wording
-from games.ui.tags import time_html
+from games.ui import SEAT_COLOURS, mark_html, time_html, wording
 from games.web.http import HtmxHttpRequest
 
 # A page shows 25 of these. Written out here rather than in a template: Django's template

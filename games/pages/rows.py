@@ -17,7 +17,7 @@ from games.archive.reads import Row, seat_url
 from games.archive.selectors import YourGame
 from games.models import Game, Seat
 from games.play import vacations
-from games.ui.tags import time_html
+from games.ui import time_html
 from games.ui.wording import clock_words
 
 _PK = 2_147_483_647  # a placeholder game id, replaced in each row's URL

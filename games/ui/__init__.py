@@ -4,9 +4,10 @@ the views stay the same for all of them."""
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from django import forms
@@ -184,15 +185,36 @@ def mark_html(colour: int, size: int = 16) -> SafeString:
     )
 
 
-def get_ui(slug: str) -> GameUI:
+def time_text(at: datetime) -> str:
+    """A time as the site writes it before static/js/site.js puts it in the viewer's own zone
+    (the same format): `Thu 3 Apr 2025, 15:31 UTC`."""
+    at = at.astimezone(UTC)
+    return f"{at:%a} {at.day} {at:%b %Y, %H:%M} UTC"
+
+
+def time_html(at: datetime) -> SafeString:
+    """A <time> that site.js shows in the viewer's zone; the UTC time stays in its title."""
+    text = time_text(at)
+    return format_html(
+        '<time datetime="{}" title="{}">{}</time>', at.astimezone(UTC).isoformat(), text, text
+    )
+
+
+@functools.cache
+def _uis() -> dict[str, GameUI]:
+    """Each game's UI, made once: a page asks for it several times. Imported here, not at the
+    top, because each game's module imports this one."""
     from games.ui import cornmaze, mazerace, robotmaze
 
-    uis: dict[str, GameUI] = {
+    return {
         "cornmaze": cornmaze.UI(),
         "robotmaze": robotmaze.UI(),
         "mazerace": mazerace.UI(),
     }
-    return uis[slug]
+
+
+def get_ui(slug: str) -> GameUI:
+    return _uis()[slug]
 
 
 def has_ui(slug: str) -> bool:

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import string
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from html import escape
+from typing import Any, NamedTuple
 
 from django import forms
 from django.http import QueryDict
-from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from games.bots import levels
@@ -61,16 +62,13 @@ class CornmazeCreateForm(CreateForm):
         return {"size": self.cleaned_data["size"]}, self.cleaned_data["clock"], bots
 
 
-@dataclass(frozen=True)
-class Cell:
-    row: int
-    col: int
-    x: int
-    y: int
+class Cell(NamedTuple):
+    """A board cell as drawn, row by row (a tuple: a board makes up to 144 of them each time);
+    its name and place come from its index (`_cell_places`)."""
+
     glyph: str
     words: str  # the arrow as the board's table says it
     step: int | None  # the cell's place on the path drawn (1 is where the turn starts)
-    name: str
     markers: tuple[int, ...]  # the seats whose marker stands here
     new: bool  # an arrow that drops in when the move is played: not known yet
 
@@ -140,7 +138,6 @@ def grid_svg(columns: list[dict[str, Any]], rows: list[dict[str, Any]], cells: l
     """The board's labels and cells in SVG, drawn here rather than by a template loop: a page
     and a move POST draw 36 to 144 cells. Every value is the site's own (numbers, letters,
     arrows), so there is nothing to escape."""
-    half = CELL // 2
     parts = [
         f'<text class="col-label{" blocked" if col["blocked"] else ""}'
         f'{" shifted" if col["shifted"] else ""}" x="{col["x"]}" y="18"'
@@ -154,12 +151,25 @@ def grid_svg(columns: list[dict[str, Any]], rows: list[dict[str, Any]], cells: l
     ]
     parts.append("\n  ")
     parts += [
-        f'<g class="cell{" on-path" if c.step else ""}{" new" if c.new else ""}"'
-        f' data-cell="{c.name}"><rect x="{c.x}" y="{c.y}" width="{CELL}" height="{CELL}"></rect>'
-        f'<text x="{c.x + half}" y="{c.y + half + 7}" text-anchor="middle">{c.glyph}</text></g>'
-        for c in cells
+        f'<g class="cell{" on-path" if c.step else ""}{" new" if c.new else ""}{place}{c.glyph}'
+        "</text></g>"
+        for c, place in zip(cells, _cell_places(len(rows)), strict=True)
     ]
     return mark_safe("".join(parts))  # noqa: S308 - the site's own numbers and letters only
+
+
+@functools.cache
+def _cell_places(size: int) -> list[str]:
+    """Each cell's SVG between its classes and its arrow, row by row: its name and place, the
+    same on every board of its size (made once, not for every cell of every board drawn)."""
+    half = CELL // 2
+    return [
+        f'" data-cell="{column_letter(c)}{r + 1}"><rect x="{x}" y="{y}" width="{CELL}"'
+        f' height="{CELL}"></rect><text x="{x + half}" y="{y + half + 7}" text-anchor="middle">'
+        for r in range(size)
+        for c in range(size)
+        for x, y in [(MARGIN + c * CELL, MARGIN + r * CELL)]
+    ]
 
 
 def table_rows(rows: list[dict[str, Any]], name: Callable[[int], str]) -> SafeString:
@@ -169,11 +179,122 @@ def table_rows(rows: list[dict[str, Any]], name: Callable[[int], str]) -> SafeSt
     for row in rows:
         out.append(f'<tr><th scope="row">{row["number"]}</th>')
         for c in row["cells"]:
-            markers = "".join(f"; {escape(name(seat))}'s marker" for seat in c.markers)
+            markers = (
+                "".join(f"; {escape(name(seat))}'s marker" for seat in c.markers)
+                if c.markers
+                else ""
+            )
             step = f"; path step {c.step}" if c.step else ""
             out.append(f"<td>{c.words}{markers}{step}</td>")
         out.append("</tr>\n  ")
     return mark_safe("".join(out))  # noqa: S308 - names escaped above
+
+
+def board_html(board: dict[str, Any], name: Callable[[int], str]) -> SafeString:
+    """The board (`UI.board`'s dict): the picture, and for a screen reader its table and
+    caption. Drawn here rather than by a template: a move's answer draws it for every move.
+    The players' names are escaped; every other value is the site's own, escaped all the same
+    where it is text."""
+    preview = board["preview"]
+    side = board["side"]
+    path_points = board["path_points"]
+    previewing = ' class="previewing"' if preview else ""
+    out = [
+        '<figure class="board" id="board">\n\n'
+        f'<svg viewBox="0 0 {side} {side}" width="{side}" height="{side}" aria-hidden="true"'
+        f"{previewing}>\n  {board['grid_svg']}\n  "
+    ]
+    if path_points:
+        out.append(
+            f'<polyline class="path{" preview" if preview else ""}"'
+            f' id="{"preview-path" if preview else "last-path"}"'
+            f' data-colour="{board["path_colour"]}" points="{path_points}"></polyline>'
+        )
+    out.append("\n  ")
+    out += [
+        f'<path class="marker" data-colour="{m["colour"]}" data-seat="{m["seat"]}"'
+        f' data-cell="{m["name"]}" d="{m["shape"]}" transform="translate({m["cx"]} {m["cy"]})">'
+        f"<title>{escape(name(m['seat']))} ({m['shape_name']}) on {m['name']}</title></path>"
+        for m in board["markers"]
+    ]
+    out.append(
+        '\n</svg>\n<div class="visually-hidden"><table class="board-table" id="board-table">\n'
+        "  <caption>The board, row by row from the top: the arrow in each cell"
+    )
+    if board["markers"]:
+        out.append(", the markers")
+    if preview:
+        out.append(f", and the path your marker would take after shifting {preview['shifts']}")
+    elif path_points:
+        out.append(", and the last turn's path")
+    out.append(".</caption>\n  <thead><tr><td></td>")
+    out += [f'<th scope="col">{col["letter"]}</th>' for col in board["columns"]]
+    out.append("</tr></thead>\n  <tbody>\n  ")
+    out.append(table_rows(board["rows"], name))
+    out.append('\n  </tbody>\n</table></div>\n<figcaption id="board-caption">\n  ')
+    if preview:
+        out.append(_preview_caption(preview))
+    elif board["preview_problem"]:
+        out.append(f"{escape(board['preview_problem'])}\n  ")
+    elif path_points:
+        after = f" (after {board['last_shifts']})" if board["last_shifts"] else ""
+        out.append(f"The last turn's path{after} is drawn in its player's colour.\n  ")
+    out.append(
+        "\n  Columns are letters from the left, rows numbers from the top.\n"
+        "</figcaption>\n</figure>"
+    )
+    return mark_safe("".join(out))  # noqa: S308 - names escaped above
+
+
+def _preview_caption(preview: dict[str, Any]) -> str:
+    """The board's caption for a preview (`UI._preview_words`): where the marker would go and
+    where it may end."""
+    if preview["stopped"]:
+        goes = (
+            f"as far as {preview['end']}, onto a new arrow (?), which drops in at random"
+            " when you play."
+        )
+    else:
+        goes = f"to {preview['end']}."
+    ends = preview["ends"]
+    if len(ends) > 1 or preview["stopped"]:
+        where = "; ".join(
+            f"{e['cell']}{' (the right edge: a win)' if e['wins'] else ''}, {e['chance']}"
+            for e in ends
+        )
+        may_end = f"Where it may end: {where}."
+    elif ends and ends[0]["wins"]:
+        may_end = "That is the right edge: a win."
+    else:
+        may_end = ""
+    return (
+        f"\n    <strong>Preview of {preview['shifts']}:</strong> your marker would go {goes}"
+        f"\n    {may_end}\n    The board shows it after the shifts; the new arrows (?) are not"
+        " known before you play.\n  "
+    )
+
+
+def column_choices_html(board: dict[str, Any], shift: str) -> SafeString:
+    """The move form's radio buttons of one shift ("first" or "second"), a column each: a
+    column that may not be shifted is greyed and disabled, the one chosen in the draft is
+    checked."""
+    chosen = board["chosen"].get(shift)
+    out = []
+    for col in board["columns"]:
+        letter = col["letter"]
+        blocked = col["blocked"] if shift == "first" else col["blocked_second"]
+        title = (
+            f' title="Column {letter} cannot be shifted: a marker stands in its bottom row"'
+            if blocked and shift == "first"
+            else ""
+        )
+        out.append(
+            f'\n      <label class="column-choice{" blocked" if blocked else ""}"{title}>\n'
+            f'        <input type="radio" name="{shift}" id="{shift}-{letter}" value="{letter}"'
+            f"{' disabled' if blocked else ''}{' checked' if chosen == letter else ''} required>"
+            f" {letter}</label>\n    "
+        )
+    return mark_safe("".join(out))  # noqa: S308 - the site's own letters only
 
 
 class UI(GameUI):
@@ -206,19 +327,14 @@ class UI(GameUI):
         half = CELL // 2
         cells = [
             Cell(
-                row=r,
-                col=c,
-                x=MARGIN + c * CELL,
-                y=MARGIN + r * CELL,
-                glyph=ARROW_GLYPHS.get(arrows[r][c], "?"),
-                words=ARROW_WORDS.get(arrows[r][c], "a new arrow, not known yet"),
+                glyph=ARROW_GLYPHS.get(arrow, "?"),
+                words=ARROW_WORDS.get(arrow, "a new arrow, not known yet"),
                 step=steps.get((r, c)),
-                name=f"{column_letter(c)}{r + 1}",
                 markers=tuple(at.get((r, c), ())),
-                new=arrows[r][c] == UNKNOWN,
+                new=arrow == UNKNOWN,
             )
-            for r in range(size)
-            for c in range(size)
+            for r, row in enumerate(arrows)
+            for c, arrow in enumerate(row)
         ]
         markers = []
         for (r, c), seats in at.items():
@@ -267,9 +383,6 @@ class UI(GameUI):
         ]
         return {
             "size": size,
-            "cells": cells,
-            "cell": CELL,
-            "half": half,
             "markers": markers,
             "path_points": " ".join(
                 f"{MARGIN + c * CELL + half},{MARGIN + r * CELL + half}" for r, c in path

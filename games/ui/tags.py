@@ -3,33 +3,20 @@ mark, a time in the one format of the site, a game's clock in words."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from django import template
+from django.template.defaulttags import CsrfTokenNode
 from django.urls import reverse
-from django.utils.html import format_html
+from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString
 
-from games.ui import mark_html
+from games.ui import mark_html, time_html
+from games.ui.seat_list import seat_list_html
 from games.ui.wording import clock_words
 
 register = template.Library()
-
-
-def time_text(at: datetime) -> str:
-    """A time as the site writes it before static/js/site.js puts it in the viewer's own zone
-    (the same format): `Thu 3 Apr 2025, 15:31 UTC`."""
-    at = at.astimezone(UTC)
-    return f"{at:%a} {at.day} {at:%b %Y, %H:%M} UTC"
-
-
-def time_html(at: datetime) -> SafeString:
-    """A <time> that site.js shows in the viewer's zone; the UTC time stays in its title."""
-    text = time_text(at)
-    return format_html(
-        '<time datetime="{}" title="{}">{}</time>', at.astimezone(UTC).isoformat(), text, text
-    )
 
 
 @register.filter
@@ -47,12 +34,32 @@ def clock_in_words(game: object) -> str:
     return clock_words(game.kind, game.clock_duration)  # type: ignore[attr-defined]
 
 
-@register.simple_tag
-def cornmaze_table_rows(board: dict[str, Any], seats: list[Any]) -> SafeString:
-    """The rows of a Corn maze board's table (games/ui/cornmaze.py draws them)."""
-    from games.ui.cornmaze import table_rows
+@register.simple_tag(takes_context=True)
+def seat_list(context: template.Context, seats: list[Any], game: Any) -> SafeString:
+    """The game page's seats (games/ui/seat_list.py draws them), with the CSRF token as
+    Django's own tag writes it in the forms that give time."""
+    can_give = any(row["can_give"] for row in seats)
+    return seat_list_html(
+        seats,
+        give_url=escape(reverse("game_give_time", args=[game.pk])) if can_give else "",
+        csrf_input=CsrfTokenNode().render(context) if can_give else "",
+    )
 
-    return table_rows(board["rows"], lambda index: seat_name(seats, index))
+
+@register.simple_tag
+def cornmaze_board(board: dict[str, Any], seats: list[Any]) -> SafeString:
+    """A Corn maze board (games/ui/cornmaze.py draws it)."""
+    from games.ui.cornmaze import board_html
+
+    return board_html(board, lambda index: seat_name(seats, index))
+
+
+@register.simple_tag
+def cornmaze_column_choices(board: dict[str, Any], shift: str) -> SafeString:
+    """A Corn maze move form's choices of one shift (games/ui/cornmaze.py draws them)."""
+    from games.ui.cornmaze import column_choices_html
+
+    return column_choices_html(board, shift)
 
 
 @register.simple_tag
