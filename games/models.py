@@ -206,15 +206,25 @@ class Seat(models.Model):
 
     @property
     def name(self) -> str:
-        if self.bot:
-            return f"Bot ({self.bot})"
-        if self.is_reserved:
-            assert self.reserved_for is not None
-            return f"{self.reserved_for.get_username()} (challenged)"
-        if self.user_id is None:
-            return "(open seat)"
-        assert self.user is not None
-        return self.user.get_username()
+        return seat_name(
+            bot=self.bot,
+            player=self.user.get_username() if self.user is not None else None,
+            kept_for=self.reserved_for.get_username()
+            if self.is_reserved and self.reserved_for is not None
+            else None,
+        )
+
+
+def seat_name(*, bot: str, player: str | None, kept_for: str | None) -> str:
+    """A seat's name as lists show it: its bot, its player's username, the challenged player it
+    is kept for (`kept_for`, while nobody sits in it), or an open seat."""
+    if bot:
+        return f"Bot ({bot})"
+    if player is None and kept_for is not None:
+        return f"{kept_for} (challenged)"
+    if player is None:
+        return "(open seat)"
+    return player
 
 
 class PlayerResult(models.Model):

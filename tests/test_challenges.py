@@ -78,7 +78,7 @@ def test_a_challenge_keeps_seats_mails_once_and_starts_when_all_accept() -> None
     assert mail.outbox[0].subject == f"alice challenges you to a Corn maze: #{game.pk}"
     assert reverse("game", args=[game.pk]) in mail.outbox[0].body
     # Not in the open games: every seat is kept; in each challenged player's lobby.
-    assert game.pk not in [g.pk for g in selectors.open_games()]
+    assert game.pk not in [g.id for g in selectors.lobby_lists().open]
     assert [s.game_id for s in selectors.challenges_for(bob)] == [game.pk]
     # Nobody else takes a kept seat.
     with pytest.raises(core.GameError, match="Every seat is taken"):
@@ -99,7 +99,7 @@ def test_a_challenge_keeps_seats_mails_once_and_starts_when_all_accept() -> None
 def test_a_challenge_beside_an_open_seat_is_listed_and_the_open_seat_joinable() -> None:
     alice, bob = make_player("alice"), make_player("bob")
     game = challenge(alice, "bob", seats=3)
-    assert game.pk in [g.pk for g in selectors.open_games()]
+    assert game.pk in [g.id for g in selectors.lobby_lists().open]
     stranger = make_player()
     seat = core.game_join(game_id=game.pk, user=stranger)
     assert seat.index == 2
@@ -319,7 +319,7 @@ def test_a_private_game_is_unlisted_and_joined_only_with_its_link() -> None:
     alice = make_player("alice")
     game = invite_game(alice)
     assert len(game.invite_token) >= 32
-    assert game.pk not in [g.pk for g in selectors.open_games()]
+    assert game.pk not in [g.id for g in selectors.lobby_lists().open]
     before = snapshot()
     for token in (None, "", "x", game.invite_token[:-1]):
         with pytest.raises(core.GameError, match="This game is private"):

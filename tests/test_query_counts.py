@@ -62,10 +62,11 @@ GAME_PAGE = {
 # partial alone, the key.
 KEPT_PAGE = {"player": 2, "anonymous": 2}
 KEPT_PARTIAL = {"player": 1, "anonymous": 1}
-# Signed in: one query more for "your finished games" (a page of the archive's keyset read),
-# and one for the challenges waiting for your answer (issue 15).
-LOBBY = {"anonymous": 3, "signed-in": 8}
-LOBBY_POLL = 4  # the "your games" section's own poll (htmx): no open or running lists
+# The open games and the games in progress, with their seats, in one query; signed in, a page of
+# "your games" with their seats in one, "your finished games" in one (a page of the archive's
+# keyset read), the challenges waiting for your answer (issue 15) and "Your move: N".
+LOBBY = {"anonymous": 1, "signed-in": 5}
+LOBBY_POLL = 3  # the "your games" section's own poll (htmx): no open or running lists
 # A player page: the player with results and streak, the games, the ratings with their history
 # (bounded: the newest games only). The leaderboard: one page along its index. Signed in,
 # "Your move: N" comes on top (the session and the user are read from the cache).

@@ -296,7 +296,7 @@ def test_the_lobby_orders_by_the_time_actually_left(queued) -> None:
         if to_move(game) != 1:
             with time_machine.travel(start + timedelta(hours=2), tick=False):
                 move(game)
-    ids = [row.game.pk for row in selectors.your_games(me, 1).rows]
+    ids = [row.game.id for row in selectors.your_games(me, 1).rows]
     deadlines_left = [seat(Game.objects.get(pk=i), 1).deadline for i in ids]
     assert deadlines_left == sorted(deadlines_left)
     assert ids.index(banked.pk) == len(ids) - 1

@@ -42,20 +42,29 @@ def _day_start(day: date) -> datetime:
 # The pages' queries are written out, not built with the ORM, which takes longer to compile
 # them than the database takes to run them (see bench/archive.py). They are put together from
 # the fixed fragments below, every value a parameter, in the SQL that both PostgreSQL and SQLite
-# (`make run`) read, but for the one aggregate each spells its own way.
+# (`make run`) read, but for the one aggregate each spells its own way: the rows of a subquery
+# as one JSON array of arrays (as text), so that a game's seats come with the game, in one query.
+JSON_ARRAYS = {
+    "postgresql": "CAST(json_agg(json_build_array({})) AS text)",
+    "sqlite": "json_group_array(json_array({}))",
+}
+
+
+def json_arrays(columns: str) -> str:
+    """The aggregate of JSON_ARRAYS over `columns` (a comma-separated list), for the default
+    connection's back end."""
+    return JSON_ARRAYS[connection.vendor].format(columns)
+
 
 # A game's columns as a list shows them: GAME_COLUMNS, then its seats as one JSON array of
 # [index, bot, place, username], so that a page is one query, not one for games and one for seats.
 GAME_COLUMNS = ("id", "kind", "clock", "status", "ply", "result_reason", "finished_at")
-SEATS_JSON = {
-    "postgresql": "CAST(json_agg(json_build_array(s.index, s.bot, s.place, u.username)) AS text)",
-    "sqlite": 'json_group_array(json_array(s."index", s.bot, s.place, u.username))',
-}
+_SEAT_COLUMNS = 's."index", s.bot, s.place, u.username'
 
 
 def _game_columns() -> str:
     seats = (
-        f"SELECT {SEATS_JSON[connection.vendor]} FROM games_seat s "
+        f"SELECT {json_arrays(_SEAT_COLUMNS)} FROM games_seat s "
         "LEFT JOIN auth_user u ON u.id = s.user_id WHERE s.game_id = g.id"
     )
     return ", ".join(f"g.{name}" for name in GAME_COLUMNS) + f", ({seats})"
@@ -76,11 +85,12 @@ def _game_conditions(filters: Filters, params: dict[str, Any]) -> list[str]:
     return where
 
 
-def _db_datetime(value: datetime) -> Any:
+def db_datetime(value: datetime) -> Any:
+    """A time as a parameter of a written-out statement (SQLite keeps text)."""
     return connection.ops.adapt_datetimefield_value(value)
 
 
-def _aware(value: datetime | str | None) -> datetime | None:
+def aware(value: datetime | str | None) -> datetime | None:
     """A time as read from the database, in UTC: SQLite gives naive text."""
     if isinstance(value, str):
         value = parse_datetime(value)
@@ -203,7 +213,7 @@ class Row:
     def of(cls, columns: Sequence[Any]) -> Row:
         """The row of a game read with _game_columns()."""
         game_id, kind, clock, status, ply, reason, finished_at, seats = columns
-        at = _aware(finished_at)
+        at = aware(finished_at)
         url = f"{URLS.game}{game_id}/"
         return cls(
             id=game_id,
@@ -300,14 +310,14 @@ def finished_page(
     where += _game_conditions(filters, params)
     if filters.since:
         where.append(f"{at} >= %(since)s")
-        params["since"] = _db_datetime(_day_start(filters.since))
+        params["since"] = db_datetime(_day_start(filters.since))
     if filters.until:
         where.append(f"{at} < %(until)s")
-        params["until"] = _db_datetime(_day_start(filters.until + timedelta(days=1)))
+        params["until"] = db_datetime(_day_start(filters.until + timedelta(days=1)))
     # `at <= cursor` alone is what lets the index seek; the OR settles equal times by id.
     cursor = before or after
     if cursor is not None:
-        params.update(cursor_at=_db_datetime(cursor.at), cursor_id=cursor.id)
+        params.update(cursor_at=db_datetime(cursor.at), cursor_id=cursor.id)
         if before is not None:
             where.append(f"{at} >= %(cursor_at)s")
             where.append(f"({at} > %(cursor_at)s OR {game_id} > %(cursor_id)s)")

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import connections, router
-from django.db.models import Case, Exists, F, OuterRef, Prefetch, Q, QuerySet, Value, When
+from django.db.models import Prefetch, Q, QuerySet
 
 from games import clock
+from games.archive import reads
 from games.engines import get_engine
-from games.models import Clock, Game, Seat
+from games.models import Clock, Game, Seat, seat_name
 from games.ui import wording
+from mazesite.dbrouter import read_connection
 
 LOBBY_LIMIT = 50
 
@@ -28,42 +31,133 @@ def _with_seats(games: QuerySet[Game]) -> QuerySet[Game]:
     return games.defer("state", "seed").prefetch_related(Prefetch("seats", queryset=_seats()))
 
 
-def open_games() -> list[Game]:
-    """At most LOBBY_LIMIT games waiting for players, the longest waiting first (the index
-    game_status_created). Only games anyone may join: a private game (an invite link) or a
-    challenge with every seat kept for its players is not listed."""
-    open_seat = Seat.objects.filter(
-        game=OuterRef("pk"), user__isnull=True, bot="", reserved_for__isnull=True
-    )
-    return list(
-        _with_seats(
-            Game.objects.filter(status=Game.Status.OPEN, invite_token="")
-            .filter(Exists(open_seat))
-            .order_by("created_at")
-        )[:LOBBY_LIMIT]
-    )
+# --- the lobby's lists, read as plain rows -------------------------------------------------------
+#
+# Written out as the archive's pages are (reads.py), each game with its seats as one JSON array:
+# the ORM's building of these statements and of some 300 model instances a request cost the lobby
+# more than the rest of its page.
 
 
-def active_games() -> list[Game]:
-    """At most LOBBY_LIMIT games in progress, the latest started first (game_active_started)."""
-    return list(
-        _with_seats(Game.objects.filter(status=Game.Status.ACTIVE).order_by("-started_at"))[
-            :LOBBY_LIMIT
-        ]
-    )
+@dataclass(slots=True)
+class SeatLine:
+    """A seat as the lobby's lists show it."""
+
+    user_id: int | None
+    name: str  # models.seat_name
+    url: str  # the player's page; "" for a bot, an open seat or one kept for a challenged player
+    is_open: bool
+    kept_for: str | None  # the challenged player's name, while the seat is kept for them
+    away: datetime | None  # the end of its player's vacation, if they are on one now
 
 
-def games_of(user: User, games: list[Game]) -> set[int]:
-    """The ids of those games (read with their seats) in which the user has a seat."""
+@dataclass(slots=True)
+class GameLine:
+    """A game as the lobby's lists show it, its seats in order."""
+
+    id: int
+    kind: str
+    clock: str
+    status: str
+    seats: list[SeatLine]
+
+    @property
+    def kind_title(self) -> str:
+        return reads.KIND_TITLES[self.kind]
+
+    @property
+    def clock_duration(self) -> timedelta | None:
+        return Clock.duration(self.clock)
+
+
+# A game's seats as one JSON array of [index, user, bot, player, kept for, away until], each
+# vacation as it stands at %(now)s.
+_SEAT_COLUMNS = (
+    's."index", s.user_id, s.bot, u.username, CASE WHEN s.user_id IS NULL THEN r.username END, '
+    "CASE WHEN v.started_at <= %(now)s AND %(now)s < v.until THEN v.until END"
+)
+_SEATS_FROM = """games_seat s
+LEFT JOIN auth_user u ON u.id = s.user_id
+LEFT JOIN auth_user r ON r.id = s.reserved_for_id
+LEFT JOIN games_vacation v ON v.user_id = s.user_id
+WHERE s.game_id = g.id"""
+
+
+def _game_columns() -> str:
+    seats = f"SELECT {reads.json_arrays(_SEAT_COLUMNS)} FROM {_SEATS_FROM}"
+    return f"g.id, g.kind, g.clock, g.status, ({seats})"
+
+
+def _game_line(game_id: int, kind: str, clock_: str, status: str, seats_json: str) -> GameLine:
+    seats = []
+    for _, user_id, bot, player, kept_for, away in sorted(json.loads(seats_json)):
+        seats.append(
+            SeatLine(
+                user_id=user_id,
+                name=seat_name(bot=bot, player=player, kept_for=kept_for),
+                url=reads.player_url(player) if player is not None and not bot else "",
+                is_open=user_id is None and not bot and kept_for is None,
+                kept_for=kept_for,
+                away=reads.aware(away),
+            )
+        )
+    return GameLine(id=game_id, kind=kind, clock=clock_, status=status, seats=seats)
+
+
+def _params(now: datetime, **more: Any) -> dict[str, Any]:
+    return {"now": reads.db_datetime(now), **more}
+
+
+@dataclass(frozen=True)
+class LobbyLists:
+    """The lobby's public lists: at most LOBBY_LIMIT games waiting for players, the longest
+    waiting first (the index game_status_created), and at most LOBBY_LIMIT in progress, the
+    latest started first (game_active_started)."""
+
+    open: list[GameLine]
+    active: list[GameLine]
+
+
+# Only games anyone may join are listed as open: not a private game (an invite link), nor a
+# challenge with every seat kept for its players. Each list numbered in its own order and the two
+# joined by UNION ALL, so that they come back in a set order on both back ends (as
+# reads._game_lists).
+_LOBBY_SQL = f"""
+SELECT 0 AS list, o.* FROM (
+  SELECT row_number() OVER (ORDER BY g.created_at) AS n, {{columns}} FROM games_game g
+  WHERE g.status = %(open)s AND g.invite_token = ''
+    AND EXISTS (SELECT 1 FROM games_seat e WHERE e.game_id = g.id AND e.user_id IS NULL
+                AND e.bot = '' AND e.reserved_for_id IS NULL)
+  ORDER BY g.created_at LIMIT {LOBBY_LIMIT}) o
+UNION ALL
+SELECT 1 AS list, a.* FROM (
+  SELECT row_number() OVER (ORDER BY g.started_at DESC) AS n, {{columns}} FROM games_game g
+  WHERE g.status = %(active)s
+  ORDER BY g.started_at DESC LIMIT {LOBBY_LIMIT}) a
+ORDER BY 1, 2
+"""
+
+
+def lobby_lists() -> LobbyLists:
+    """The lobby's open games and games in progress, with their seats: one query."""
+    found: tuple[list[GameLine], list[GameLine]] = ([], [])
+    params = _params(clock.now(), open=Game.Status.OPEN, active=Game.Status.ACTIVE)
+    with read_connection().cursor() as cursor:
+        cursor.execute(_LOBBY_SQL.format(columns=_game_columns()), params)
+        for list_index, _, *columns in cursor.fetchall():
+            found[list_index].append(_game_line(*columns))
+    return LobbyLists(open=found[0], active=found[1])
+
+
+def games_of(user: User, games: list[GameLine]) -> set[int]:
+    """The ids of those games in which the user has a seat."""
     if not user.is_authenticated:
         return set()
-    return {g.pk for g in games if any(s.user_id == user.pk for s in g.seats.all())}
+    return {g.id for g in games if any(s.user_id == user.pk for s in g.seats)}
 
 
 @dataclass(frozen=True)
 class YourGame:
-    game: Game
-    seat: Seat
+    game: GameLine
     your_move: bool
     left: timedelta | None
 
@@ -99,57 +193,61 @@ class YourGames:
         return iter(self.rows)
 
 
+# Your move: a clock runs for you, or a race without a clock where you are still in the maze
+# (the engine has the last word on the rows shown: its state is read for those alone).
+_YOUR_GAMES_SQL = """
+SELECT {columns}, me."index", me.deadline,
+       CASE WHEN g.status = %(active)s AND g.clock = %(live)s THEN g.state END
+FROM games_seat me
+JOIN games_game g ON g.id = me.game_id
+WHERE me.user_id = %(user)s AND me.finished_at IS NULL AND g.status IN (%(open)s, %(active)s)
+ORDER BY CASE WHEN me.deadline IS NOT NULL THEN 0
+              WHEN g.status = %(active)s AND g.clock = %(live)s THEN 1
+              WHEN g.status = %(active)s THEN 2
+              ELSE 3 END,
+         me.deadline ASC NULLS LAST, g.started_at DESC NULLS LAST, g.created_at DESC, g.id DESC
+LIMIT %(limit)s OFFSET %(offset)s
+"""
+
+
 def your_games(user: User, page: int = 1) -> YourGames:
     """Your open and running games, a page of YOUR_GAMES_PAGE: those where it is your move
     first, least time left first; then the other games in progress, the latest started first;
-    then the games waiting for players. One query for the seats and their games (the index
-    seat_user_finished: the seats of games not over), one for the seats of the page's games."""
+    then the games waiting for players. One query, along the index seat_user_finished (the seats
+    of games not over)."""
     if not user.is_authenticated:
         return YourGames(rows=[], number=1, has_next=False)
     now = clock.now()
     page = max(1, page)
-    start = (page - 1) * YOUR_GAMES_PAGE
-    seats = list(
-        Seat.objects.filter(
-            user=user,
-            finished_at__isnull=True,
-            game__status__in=[Game.Status.OPEN, Game.Status.ACTIVE],
+    params = _params(
+        now,
+        user=user.pk,
+        open=Game.Status.OPEN,
+        active=Game.Status.ACTIVE,
+        live=Clock.LIVE,
+        limit=YOUR_GAMES_PAGE + 1,
+        offset=(page - 1) * YOUR_GAMES_PAGE,
+    )
+    with read_connection().cursor() as cursor:
+        cursor.execute(_YOUR_GAMES_SQL.format(columns=_game_columns()), params)
+        found = cursor.fetchall()
+    rows = []
+    for *columns, index, deadline_at, race_state in found[:YOUR_GAMES_PAGE]:
+        game = _game_line(*columns)
+        deadline = reads.aware(deadline_at)
+        in_race = race_state is not None and index in get_engine(game.kind).to_move(
+            json.loads(race_state)
         )
-        .select_related("game")
-        .defer("game__seed")
-        .annotate(
-            # Your move: a clock runs for you, or a race without a clock where you are still in
-            # the maze (the engine has the last word on the rows shown, _to_move_without_clock).
-            urgent=Case(
-                When(deadline__isnull=False, then=Value(0)),
-                When(game__status=Game.Status.ACTIVE, game__clock=Clock.LIVE, then=Value(1)),
-                When(game__status=Game.Status.ACTIVE, then=Value(2)),
-                default=Value(3),
+        rows.append(
+            YourGame(
+                game=game,
+                your_move=deadline is not None or in_race,
+                left=(deadline - now) if deadline else None,
             )
         )
-        .order_by(
-            "urgent",
-            F("deadline").asc(nulls_last=True),
-            F("game__started_at").desc(nulls_last=True),
-            "-game__created_at",
-            "-game_id",
-        )
-        .prefetch_related(Prefetch("game__seats", queryset=_seats()))[
-            start : start + YOUR_GAMES_PAGE + 1
-        ]
-    )
-    rows = [
-        YourGame(
-            game=s.game,
-            seat=s,
-            your_move=s.deadline is not None or _to_move_without_clock(s),
-            left=(s.deadline - now) if s.deadline else None,
-        )
-        for s in seats[:YOUR_GAMES_PAGE]
-    ]
     far = datetime.max.replace(tzinfo=now.tzinfo) - now
     rows.sort(key=lambda r: (not r.your_move, r.left if r.left is not None else far))
-    return YourGames(rows=rows, number=page, has_next=len(seats) > YOUR_GAMES_PAGE)
+    return YourGames(rows=rows, number=page, has_next=len(found) > YOUR_GAMES_PAGE)
 
 
 def running_games_count(user: User) -> int:
@@ -157,13 +255,6 @@ def running_games_count(user: User) -> int:
     return Seat.objects.filter(
         user=user, game__status__in=[Game.Status.OPEN, Game.Status.ACTIVE]
     ).count()
-
-
-def _to_move_without_clock(seat: Seat) -> bool:
-    game = seat.game
-    if game.status != Game.Status.ACTIVE or game.state is None or game.clock_duration:
-        return False
-    return seat.index in get_engine(game.kind).to_move(game.state)
 
 
 def game_for_page(game_id: int, *, with_moves: bool = True) -> Game | None:
@@ -208,7 +299,7 @@ def your_move_count(user: User, counts: tuple[int, int] | None = None) -> int:
     index seat_user_finished: the user's seats of games not over), none if its two `counts`
     were read with another statement (as game_cache.page_facts does), and a second only while the
     user has a seat in a live race running: a live race has no clock, so the engine says who is
-    still in (as in "your games", _to_move_without_clock)."""
+    still in (as in "your games")."""
     if not user.is_authenticated:
         return 0
     if counts is None:
@@ -232,17 +323,43 @@ def your_move_count(user: User, counts: tuple[int, int] | None = None) -> int:
 CHALLENGES_LIMIT = 20
 
 
-def challenges_for(user: User) -> list[Seat]:
-    """The seats kept for this user in games waiting for them (challenges and rematch offers),
-    the newest first, with who made each game: one query."""
+@dataclass(slots=True)
+class Challenge:
+    """A game waiting for the viewer's answer: a challenge, or a rematch offer."""
+
+    game_id: int
+    kind: str
+    rematch: bool
+    by: str | None  # who made the game
+
+    @property
+    def kind_title(self) -> str:
+        return reads.KIND_TITLES[self.kind]
+
+
+_CHALLENGES_SQL = """
+SELECT g.id, g.kind, g.rematch_of_id IS NOT NULL, u.username
+FROM games_seat s
+JOIN games_game g ON g.id = s.game_id
+LEFT JOIN auth_user u ON u.id = g.created_by_id
+WHERE s.reserved_for_id = %(user)s AND s.user_id IS NULL AND g.status = %(open)s
+ORDER BY g.created_at DESC, g.id DESC
+LIMIT %(limit)s
+"""
+
+
+def challenges_for(user: User) -> list[Challenge]:
+    """The games with a seat kept for this user, waiting for them (challenges and rematch
+    offers), the newest first, with who made each: one query."""
     if not user.is_authenticated:
         return []
-    return list(
-        Seat.objects.filter(reserved_for=user, user__isnull=True, game__status=Game.Status.OPEN)
-        .select_related("game", "game__created_by")
-        .defer("game__state", "game__seed")
-        .order_by("-game__created_at", "-game_id")[:CHALLENGES_LIMIT]
-    )
+    params: dict[str, Any] = {"user": user.pk, "open": Game.Status.OPEN, "limit": CHALLENGES_LIMIT}
+    with read_connection().cursor() as cursor:
+        cursor.execute(_CHALLENGES_SQL, params)
+        return [
+            Challenge(game_id=game_id, kind=kind, rematch=bool(rematch), by=by)
+            for game_id, kind, rematch, by in cursor.fetchall()
+        ]
 
 
 def rematch_of(game: Game) -> Game | None:

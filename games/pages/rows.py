@@ -6,17 +6,14 @@ drew before, row for row."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime
 
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
-from games import clock
-from games.archive.reads import Row, seat_url
-from games.archive.selectors import YourGame
-from games.models import Game, Seat
-from games.play import vacations
+from games.archive.reads import Row
+from games.archive.selectors import GameLine, YourGame
+from games.models import Game
 from games.ui import time_html
 from games.ui.wording import clock_words
 
@@ -29,43 +26,45 @@ def _url(name: str) -> str:
     return reverse(name, args=[_PK]).replace(str(_PK), "{}")
 
 
-def _seat_name(seat: Seat, now: datetime) -> SafeString:
-    """A player's name, linked to their page (guests too); a bot or an open seat as text; and
-    "on vacation until ..." beside a player on vacation (read with the seats)."""
-    url = seat_url(seat)
-    away = vacations.on_vacation_until(seat.user if seat.user_id else None, now)
-    note = (
-        format_html(' <span class="vacation">on vacation until {}</span>', time_html(away))
-        if away is not None
-        else ""
-    )
-    if url:
-        return format_html(
-            '<span class="seat-name"><a href="{}">{}</a>{}</span>', url, seat.name, note
+def _seat_names(game: GameLine) -> SafeString:
+    """Each player's name, linked to their page (guests too); a bot or an open seat as text; and
+    "on vacation until ..." beside a player on vacation."""
+    names = []
+    for seat in game.seats:
+        note = (
+            format_html(' <span class="vacation">on vacation until {}</span>', time_html(seat.away))
+            if seat.away is not None
+            else ""
         )
-    return format_html('<span class="seat-name">{}{}</span>', seat.name, note)
+        if seat.url:
+            names.append(
+                format_html(
+                    '<span class="seat-name"><a href="{}">{}</a>{}</span>',
+                    seat.url,
+                    seat.name,
+                    note,
+                )
+            )
+        else:
+            names.append(format_html('<span class="seat-name">{}{}</span>', seat.name, note))
+    return SafeString("".join(names))
 
 
-def _seat_names(game: Game, now: datetime | None = None) -> SafeString:
-    now = now or clock.now()
-    return SafeString("".join(_seat_name(s, now) for s in game.seats.all()))
-
-
-def game_rows(games: Iterable[Game], mine: set[int], csrf_token: str) -> SafeString:
+def game_rows(games: Iterable[GameLine], mine: set[int], csrf_token: str) -> SafeString:
     """The open or running games of the lobby, each with Join (a seat open), Watch, or Open
     (one of the viewer's own)."""
     game_url, join_url = _url("game"), _url("game_join")
     rows = []
     for g in games:
-        url = game_url.format(g.pk)
-        if g.pk in mine:
+        url = game_url.format(g.id)
+        if g.id in mine:
             action = format_html('<a class="watch" href="{}">Open</a>', url)
-        elif g.status == Game.Status.OPEN and any(s.is_open for s in g.seats.all()):
+        elif g.status == Game.Status.OPEN and any(s.is_open for s in g.seats):
             action = format_html(
                 '<form method="post" action="{}" class="inline">'
                 '<input type="hidden" name="csrfmiddlewaretoken" value="{}">'
                 '<button type="submit">Join</button></form>',
-                join_url.format(g.pk),
+                join_url.format(g.id),
                 csrf_token,
             )
         else:
@@ -76,8 +75,8 @@ def game_rows(games: Iterable[Game], mine: set[int], csrf_token: str) -> SafeStr
                 '  <span class="seat-names">{}</span>\n  <span class="clock">{}</span>\n'
                 "  {}\n</li>\n",
                 url,
-                g.get_kind_display(),
-                g.pk,
+                g.kind_title,
+                g.id,
                 _seat_names(g),
                 clock_words(g.kind, g.clock_duration),
                 action,
@@ -92,11 +91,7 @@ def your_game_rows(rows: Iterable[YourGame]) -> SafeString:
     out = []
     for row in rows:
         game = row.game
-        waiting = [
-            s.reserved_for.get_username()
-            for s in game.seats.all()
-            if s.is_reserved and s.reserved_for
-        ]
+        waiting = [s.kept_for for s in game.seats if s.kept_for]
         if game.status == Game.Status.OPEN and waiting:
             state = f"waiting for {' and '.join(waiting)} to accept"
         elif game.status == Game.Status.OPEN:
@@ -106,7 +101,7 @@ def your_game_rows(rows: Iterable[YourGame]) -> SafeString:
                 f" · {row.left_text} left" if row.left_text else ""
             )
         else:
-            others = len(game.seats.all()) - 1
+            others = len(game.seats) - 1
             who = "runner" if row.race else "player"
             state = f"waiting for the other {who}{'' if others == 1 else 's'}"
         out.append(
@@ -114,9 +109,9 @@ def your_game_rows(rows: Iterable[YourGame]) -> SafeString:
                 '<li class="game-row{}">\n  <a href="{}">{} #{}</a>\n'
                 '  <span class="seat-names">{}</span>\n  <span class="state">{}</span>\n</li>\n',
                 " your-move" if row.your_move else "",
-                game_url.format(game.pk),
-                game.get_kind_display(),
-                game.pk,
+                game_url.format(game.id),
+                game.kind_title,
+                game.id,
                 _seat_names(game),
                 state,
             )

@@ -64,15 +64,15 @@ def lobby(request: HtmxHttpRequest) -> HttpResponse:
         if not request.user.is_authenticated:
             return HttpResponseStopPolling()
         return render(request, "games/_your_games_poll.html", yours)
-    open_games, active_games = selectors.open_games(), selectors.active_games()
-    mine = selectors.games_of(request.user, open_games + active_games)  # type: ignore[arg-type]
+    lists = selectors.lobby_lists()
+    mine = selectors.games_of(request.user, lists.open + lists.active)  # type: ignore[arg-type]
     token = get_token(request)
     return render(
         request,
         "games/lobby.html",
         {
-            "open_games": rows.game_rows(open_games, mine, token) if open_games else "",
-            "active_games": rows.game_rows(active_games, mine, token) if active_games else "",
+            "open_games": rows.game_rows(lists.open, mine, token) if lists.open else "",
+            "active_games": rows.game_rows(lists.active, mine, token) if lists.active else "",
             # Challenges and rematch offers waiting for your answer (one query).
             "challenges": selectors.challenges_for(request.user),  # type: ignore[arg-type]
             **yours,
