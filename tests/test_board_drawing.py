@@ -16,6 +16,7 @@ from django.template import Engine
 from django.template.context import make_context
 from django.template.loader import render_to_string
 from django.test import RequestFactory
+from django.urls import reverse
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
@@ -162,6 +163,26 @@ def cornmaze_table_rows(board: dict[str, Any], seats: list[Any]) -> SafeString:
     return mark_safe("".join(out))  # noqa: S308 - names escaped above
 
 
+@register.simple_tag
+def robot_grid(
+    grid: dict[str, Any],
+    board: dict[str, Any],
+    seats: list[Any],
+    game: Any,
+    kind: str | None = None,
+    caption: str | None = None,
+) -> str:
+    robot_seat = grid.get("robot_seat") if kind is None else None
+    return grid_html_escaping_everything(
+        grid["rows"],
+        [str(c) for c in board["columns"]],
+        kind=grid.get("kind") or "" if kind is None else kind,
+        caption=grid.get("id") or "" if caption is None else caption,
+        robot_name=seat_name(seats, robot_seat) if robot_seat is not None else "",
+        draft_url=reverse("game_draft", args=[game.pk]),
+    )
+
+
 @functools.cache
 def engine_before() -> Engine:
     config: dict[str, Any] = settings.TEMPLATES[0]
@@ -292,3 +313,78 @@ def test_the_other_games_partials_are_the_markup_the_templates_drew(make_user: A
                 ready_all(game)  # its countdown, drawn before and after
             elif ply < 3 and game.clock_duration is not None:
                 step(game, 0, an_open_way(game, 0))
+
+
+def robotmaze_drafts(rng: random.Random, game: Game, seat: int) -> list[JSON | None]:
+    """What a Robot Maze Race player may have drafted: during set-up none, a legal warehouse, a
+    clear one and one with a crate on the entrance and crates that block the way; in play none,
+    a program the robot's grid knows only in part, and one of four commands run four times."""
+    assert game.state is not None
+    if game.state["phase"] == "setup":
+        blocked = ["X" + "." * 9, ".X" + "." * 8, "X" + "." * 9] + ["." * 10] * 7
+        return [
+            None,
+            {"warehouse": rm.random_warehouse(rng)},
+            {"warehouse": ["." * 10] * 10},
+            {"warehouse": blocked},
+        ]
+    text = "".join(rng.choice("UDLR") for _ in range(rng.randint(1, 3)))
+    return [
+        None,
+        {"program": {"program": text, "runs": rng.randint(1, 3)}},
+        {"program": {"program": "RDRD", "runs": 4}},
+    ]
+
+
+@pytest.mark.django_db
+def test_robotmaze_partial_is_the_markup_the_templates_drew(make_user: Any) -> None:
+    """Every viewer of a Robot Maze Race, from set-up (one warehouse placed, then both) through
+    play with drafts and errors to the end (both warehouses shown): a game played to its end or
+    to 40 plies and resigned, and one resigned early, rated, with a rematch offered."""
+    rng = random.Random(19)
+    spectator = make_user("Spec <i>")
+    for number, (resign_at, rated) in enumerate([(40, False), (4, True)]):
+        players = [make_user(f"{name}{number}") for name in NAMES[:2]]
+        with core.bot_tasks_paused():
+            game = core.game_create(
+                kind="robotmaze",
+                creator=players[0],
+                options={},
+                clock_choice="P3D",
+                seats=[core.SeatPlan(), core.SeatPlan()],
+                clock_options={"bank_days": 7} if rated else None,
+                rated=rated,
+            )
+            core.game_join(game_id=game.pk, user=players[1])
+        while True:
+            game.refresh_from_db()
+            assert game.state is not None
+            for viewer in (*players, spectator, None):
+                assert_partial_as_before(game, viewer, kept=True)
+                assert_partial_as_before(game, viewer, error="No <b>such</b> program.")
+            if game.is_over:
+                break
+            movers = rm.to_move(game.state)
+            for seat in movers:
+                for draft in robotmaze_drafts(rng, game, seat):
+                    assert_partial_as_before(game, players[seat], draft=draft)
+            seat = rng.choice(movers)
+            if game.ply >= resign_at:
+                core.game_resign(game_id=game.pk, user=players[seat])
+                continue
+            if game.state["phase"] == "setup":
+                move: JSON = {"warehouse": rm.random_warehouse(rng)}
+            else:
+                text = "".join(rng.choice("UDLRRD") for _ in range(rng.randint(1, 4)))
+                move = {"program": text, "runs": rng.randint(1, 4)}
+            with core.bot_tasks_paused():
+                core.move_submit(
+                    game_id=game.pk,
+                    user=players[seat],
+                    number=core.move_number(game, seat),
+                    move=move,
+                )
+        if rated:
+            challenges.rematch_offer(game_id=game.pk, user=players[0])
+            for viewer in (*players, spectator, None):
+                assert_partial_as_before(game, viewer)
