@@ -84,6 +84,9 @@ def grid_html_escaping_everything(
     return mark_safe("".join(out))  # noqa: S308 - every value escaped above
 
 
+ROBOTMAZE_COLUMNS = [str(c) for c in range(1, rm.SIZE + 1)]
+
+
 def robotmaze_states(rng: random.Random) -> list[JSON]:
     """A random Robot Maze Race's states, from set-up to its end (or 80 programs)."""
     state = rm.start(rng.randbytes(32), {}, 2)
@@ -126,15 +129,14 @@ def test_robotmaze_grids_are_the_markup_that_escaped_every_value() -> None:
                     if board["editor"]:
                         grids.append((board["editor"]["rows"], "editor", "editor-title", ""))
                     for rows, kind, caption, robot_name in grids:
-                        args = (rows, [str(c) for c in board["columns"]])
                         named = {
                             "kind": kind,
                             "caption": caption,
                             "robot_name": robot_name,
                             "draft_url": DRAFT_URL,
                         }
-                        assert ui.grid_html(*args, **named) == grid_html_escaping_everything(
-                            *args, **named
+                        assert ui.grid_html(rows, **named) == grid_html_escaping_everything(
+                            rows, ROBOTMAZE_COLUMNS, **named
                         )
                         drawn += 1
     assert drawn > 500
@@ -175,7 +177,7 @@ def robot_grid(
     robot_seat = grid.get("robot_seat") if kind is None else None
     return grid_html_escaping_everything(
         grid["rows"],
-        [str(c) for c in board["columns"]],
+        ROBOTMAZE_COLUMNS,
         kind=grid.get("kind") or "" if kind is None else kind,
         caption=grid.get("id") or "" if caption is None else caption,
         robot_name=seat_name(seats, robot_seat) if robot_seat is not None else "",
@@ -208,9 +210,31 @@ def assert_partial_as_before(
     else:
         context["csrf_token"] = "a-token<&>"
     before = engine_before().get_template("games/game_partial.html")
-    assert render_to_string("games/game.html#game", context, request) == before.render(
-        make_context(context, request)
-    )
+    drawn = render_to_string("games/game.html#game", context, request)
+    assert drawn == before.render(make_context(context_before(context), request))
+
+
+def context_before(context: dict[str, Any]) -> dict[str, Any]:
+    """The context with what the old templates read that is drawn in Python now: a Robot Maze
+    Race's commands, runs and each command's place in the program form."""
+    board = context.get("board")
+    if context["game"].kind != "robotmaze" or board is None:
+        return context
+    program = board["program"]
+    if program is not None:
+        chosen = program.get("program", "")
+        slots = [
+            {"slot": i + 1, "value": chosen[i] if i < len(chosen) else ""}
+            for i in range(rm.MAX_COMMANDS)
+        ]
+        program = {**program, "slots": slots}
+    board = {
+        **board,
+        "program": program,
+        "commands": ui.COMMAND_WORDS,
+        "run_choices": list(range(1, rm.MAX_RUNS + 1)),
+    }
+    return {**context, "board": board}
 
 
 def cornmaze_drafts(rng: random.Random, game: Game) -> list[JSON | None]:
