@@ -26,7 +26,7 @@ from games.engines.base import JSON
 from games.models import Game
 from games.pages import contexts, game_cache
 from games.play import challenges, core, vacations
-from games.ui import mark_html
+from games.ui import colour, mark_html
 from games.ui import robotmaze as ui
 from games.ui.tags import seat_name
 from tests.conftest import to_move
@@ -87,6 +87,87 @@ def grid_html_escaping_everything(
 ROBOTMAZE_COLUMNS = [str(c) for c in range(1, rm.SIZE + 1)]
 
 
+def grid_cells_before(
+    *,
+    crates: set[str] = frozenset(),  # type: ignore[assignment]
+    found: set[str] = frozenset(),  # type: ignore[assignment]
+    path: list[str] | None = None,
+    robot: str | None = None,
+    robot_seat: int | None = None,
+    blockers: set[str] = frozenset(),  # type: ignore[assignment]
+    walls: list[JSON] | None = None,
+    clickable: bool = False,
+    plan: list[JSON] | None = None,
+) -> list[list[dict[str, Any]]]:
+    """ui.robotmaze's grid cells as they were made, every cell worked out."""
+    order = {cell: i for i, cell in enumerate(path or [])}
+    hit = {(w["at"], w["dir"]) for w in walls or []}
+    planned: dict[str, list[int]] = {}
+    unknown: set[str] = set()
+    bumped: set[str] = set()
+    for number, planned_step in enumerate(plan or [], start=1):
+        if planned_step["result"] in {"clear", "unknown"}:
+            planned.setdefault(planned_step["to"], []).append(number)
+        if planned_step["result"] == "unknown":
+            unknown.add(planned_step["to"])
+        if planned_step["result"] in {"crate", "wall"}:
+            bumped.add(planned_step["to"] or planned_step["from"])
+    rows = []
+    for r in range(rm.SIZE):
+        row = []
+        for c in range(rm.SIZE):
+            name = rm.cell_name(r, c)
+            classes = []
+            words = []
+            if name == rm.ENTRANCE:
+                classes.append("entrance")
+                words.append("entrance")
+            if name == rm.EXIT:
+                classes.append("exit")
+                words.append("exit")
+            if name in crates:
+                classes.append("crate")
+                words.append("crate")
+            if name in found:
+                classes.append("found")
+                words.append("crate found by the robot" if name not in crates else "found")
+            if name in order:
+                classes.append("path")
+                words.append("robot's path")
+            if name in blockers:
+                classes.append("blocker")
+                words.append("blocks the way")
+            cell_walls = "".join(d for d in "UDLR" if (name, d) in hit)
+            if cell_walls:
+                words.append("wall hit " + " and ".join(ui.TOWARDS[d] for d in cell_walls))
+            if name in planned:
+                classes.append("plan")
+                if name in unknown:
+                    classes.append("unknown")
+                steps = ", ".join(str(n) for n in planned[name])
+                words.append(
+                    f"program step {steps}" + (", not known yet" if name in unknown else "")
+                )
+            if name in bumped:
+                classes.append("bump")
+                words.append("the program bumps here")
+            row.append(
+                {
+                    "name": name,
+                    "classes": " ".join(classes),
+                    "words": "; ".join(words),
+                    "robot": name == robot,
+                    "robot_colour": colour(robot_seat) if robot_seat is not None else "",
+                    "walls": cell_walls,
+                    "clickable": clickable,
+                    "crate": name in crates,
+                    "step": planned[name][0] if name in planned else None,
+                }
+            )
+        rows.append(row)
+    return rows
+
+
 def robotmaze_states(rng: random.Random) -> list[JSON]:
     """A random Robot Maze Race's states, from set-up to its end (or 80 programs)."""
     state = rm.start(rng.randbytes(32), {}, 2)
@@ -111,6 +192,19 @@ def drafts(rng: random.Random) -> list[JSON | None]:
         {"program": {"program": text, "runs": rng.randint(1, 3)}},
         {"warehouse": rm.random_warehouse(rng)},
     ]
+
+
+def test_robotmaze_boards_are_what_the_grid_cells_before_made(monkeypatch: Any) -> None:
+    rng = random.Random(11)
+    for _ in range(3):
+        for state in robotmaze_states(rng):
+            for viewer in (None, 0, 1):
+                view = rm.view(state, viewer)
+                for draft in drafts(rng):
+                    board = ui.UI().board(view, viewer, draft)
+                    with monkeypatch.context() as patched:
+                        patched.setattr(ui, "_grid", grid_cells_before)
+                        assert ui.UI().board(view, viewer, draft) == board
 
 
 def test_robotmaze_grids_are_the_markup_that_escaped_every_value() -> None:

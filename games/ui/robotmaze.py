@@ -44,6 +44,10 @@ class RobotmazeCreateForm(CreateForm):
         return {}, self.cleaned_data["clock"], ["", "" if bot == PERSON else bot]
 
 
+# Each grid cell's name, row by row: the same on every grid.
+CELL_NAMES = [[rules.cell_name(r, c) for c in range(rules.SIZE)] for r in range(rules.SIZE)]
+
+
 def _grid(
     *,
     crates: set[str] = frozenset(),  # type: ignore[assignment]
@@ -57,9 +61,13 @@ def _grid(
     plan: list[JSON] | None = None,
 ) -> list[list[dict[str, Any]]]:
     """The cells of a grid, each with its classes for the eye and its words for a screen
-    reader, in the same order."""
-    order = {cell: i for i, cell in enumerate(path or [])}
+    reader, in the same order. Most cells have neither: only the few that have are worked out
+    (a move's answer makes two grids of 100 cells)."""
+    order = set(path or [])
     hit = {(w["at"], w["dir"]) for w in walls or []}
+    # A cell's walls in the order U, D, L, R, whatever the order they were hit in.
+    wall_cells = {at for at, _ in hit}
+    walls_at = {at: "".join(d for d in "UDLR" if (at, d) in hit) for at in wall_cells}
     planned: dict[str, list[int]] = {}
     unknown: set[str] = set()
     bumped: set[str] = set()
@@ -70,11 +78,28 @@ def _grid(
             unknown.add(step["to"])
         if step["result"] in {"crate", "wall"}:
             bumped.add(step["to"] or step["from"])
+    marked = {rules.ENTRANCE, rules.EXIT} | crates | found | order | blockers | wall_cells
+    marked |= planned.keys() | bumped
+    robot_colour = colour(robot_seat) if robot_seat is not None else ""
     rows = []
-    for r in range(rules.SIZE):
+    for names in CELL_NAMES:
         row = []
-        for c in range(rules.SIZE):
-            name = rules.cell_name(r, c)
+        for name in names:
+            if name not in marked:
+                row.append(
+                    {
+                        "name": name,
+                        "classes": "",
+                        "words": "",
+                        "robot": name == robot,
+                        "robot_colour": robot_colour,
+                        "walls": "",
+                        "clickable": clickable,
+                        "crate": False,
+                        "step": None,
+                    }
+                )
+                continue
             classes = []
             words = []
             if name == rules.ENTRANCE:
@@ -95,7 +120,7 @@ def _grid(
             if name in blockers:
                 classes.append("blocker")
                 words.append("blocks the way")
-            cell_walls = "".join(d for d in "UDLR" if (name, d) in hit)
+            cell_walls = walls_at.get(name, "")
             if cell_walls:
                 words.append("wall hit " + " and ".join(TOWARDS[d] for d in cell_walls))
             if name in planned:
@@ -115,7 +140,7 @@ def _grid(
                     "classes": " ".join(classes),
                     "words": "; ".join(words),
                     "robot": name == robot,
-                    "robot_colour": colour(robot_seat) if robot_seat is not None else "",
+                    "robot_colour": robot_colour,
                     "walls": cell_walls,
                     "clickable": clickable,
                     "crate": name in crates,
