@@ -30,7 +30,7 @@ speed, December 2026), and what was done about it:
   rest of the POST is the database: 17-18 queries, 12 of them in the move's transaction
   (games/play/, not changed here).
 - Robot Maze Race page: its up to three 10x10 grids through an included template per grid,
-  a template node per cell: now ui/robotmaze.grid_html (tag robot_grid).
+  a template node per cell: now ui/robotmaze.grid_html, inside the board's tag robotmaze_board.
 - Maze Race page: already drawn from prebuilt strings; record.json: 6 small queries, no change.
 
 Tasks a move queues go to the queue `mazesite-speedbench` of the shared Redis, which nobody

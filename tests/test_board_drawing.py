@@ -16,6 +16,7 @@ from django.template import Engine
 from django.template.context import make_context
 from django.template.loader import render_to_string
 from django.test import RequestFactory
+from django.urls import reverse
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
@@ -25,7 +26,7 @@ from games.engines.base import JSON
 from games.models import Game
 from games.pages import contexts, game_cache
 from games.play import challenges, core, vacations
-from games.ui import mark_html
+from games.ui import colour, mark_html
 from games.ui import robotmaze as ui
 from games.ui.tags import seat_name
 from tests.conftest import to_move
@@ -83,6 +84,90 @@ def grid_html_escaping_everything(
     return mark_safe("".join(out))  # noqa: S308 - every value escaped above
 
 
+ROBOTMAZE_COLUMNS = [str(c) for c in range(1, rm.SIZE + 1)]
+
+
+def grid_cells_before(
+    *,
+    crates: set[str] = frozenset(),  # type: ignore[assignment]
+    found: set[str] = frozenset(),  # type: ignore[assignment]
+    path: list[str] | None = None,
+    robot: str | None = None,
+    robot_seat: int | None = None,
+    blockers: set[str] = frozenset(),  # type: ignore[assignment]
+    walls: list[JSON] | None = None,
+    clickable: bool = False,
+    plan: list[JSON] | None = None,
+) -> list[list[dict[str, Any]]]:
+    """ui.robotmaze's grid cells as they were made, every cell worked out."""
+    order = {cell: i for i, cell in enumerate(path or [])}
+    hit = {(w["at"], w["dir"]) for w in walls or []}
+    planned: dict[str, list[int]] = {}
+    unknown: set[str] = set()
+    bumped: set[str] = set()
+    for number, planned_step in enumerate(plan or [], start=1):
+        if planned_step["result"] in {"clear", "unknown"}:
+            planned.setdefault(planned_step["to"], []).append(number)
+        if planned_step["result"] == "unknown":
+            unknown.add(planned_step["to"])
+        if planned_step["result"] in {"crate", "wall"}:
+            bumped.add(planned_step["to"] or planned_step["from"])
+    rows = []
+    for r in range(rm.SIZE):
+        row = []
+        for c in range(rm.SIZE):
+            name = rm.cell_name(r, c)
+            classes = []
+            words = []
+            if name == rm.ENTRANCE:
+                classes.append("entrance")
+                words.append("entrance")
+            if name == rm.EXIT:
+                classes.append("exit")
+                words.append("exit")
+            if name in crates:
+                classes.append("crate")
+                words.append("crate")
+            if name in found:
+                classes.append("found")
+                words.append("crate found by the robot" if name not in crates else "found")
+            if name in order:
+                classes.append("path")
+                words.append("robot's path")
+            if name in blockers:
+                classes.append("blocker")
+                words.append("blocks the way")
+            cell_walls = "".join(d for d in "UDLR" if (name, d) in hit)
+            if cell_walls:
+                words.append("wall hit " + " and ".join(ui.TOWARDS[d] for d in cell_walls))
+            if name in planned:
+                classes.append("plan")
+                if name in unknown:
+                    classes.append("unknown")
+                steps = ", ".join(str(n) for n in planned[name])
+                words.append(
+                    f"program step {steps}" + (", not known yet" if name in unknown else "")
+                )
+            if name in bumped:
+                classes.append("bump")
+                words.append("the program bumps here")
+            row.append(
+                {
+                    "name": name,
+                    "classes": " ".join(classes),
+                    "words": "; ".join(words),
+                    "robot": name == robot,
+                    "robot_colour": colour(robot_seat) if robot_seat is not None else "",
+                    "walls": cell_walls,
+                    "clickable": clickable,
+                    "crate": name in crates,
+                    "step": planned[name][0] if name in planned else None,
+                }
+            )
+        rows.append(row)
+    return rows
+
+
 def robotmaze_states(rng: random.Random) -> list[JSON]:
     """A random Robot Maze Race's states, from set-up to its end (or 80 programs)."""
     state = rm.start(rng.randbytes(32), {}, 2)
@@ -109,6 +194,19 @@ def drafts(rng: random.Random) -> list[JSON | None]:
     ]
 
 
+def test_robotmaze_boards_are_what_the_grid_cells_before_made(monkeypatch: Any) -> None:
+    rng = random.Random(11)
+    for _ in range(3):
+        for state in robotmaze_states(rng):
+            for viewer in (None, 0, 1):
+                view = rm.view(state, viewer)
+                for draft in drafts(rng):
+                    board = ui.UI().board(view, viewer, draft)
+                    with monkeypatch.context() as patched:
+                        patched.setattr(ui, "_grid", grid_cells_before)
+                        assert ui.UI().board(view, viewer, draft) == board
+
+
 def test_robotmaze_grids_are_the_markup_that_escaped_every_value() -> None:
     rng = random.Random(13)
     drawn = 0
@@ -125,15 +223,14 @@ def test_robotmaze_grids_are_the_markup_that_escaped_every_value() -> None:
                     if board["editor"]:
                         grids.append((board["editor"]["rows"], "editor", "editor-title", ""))
                     for rows, kind, caption, robot_name in grids:
-                        args = (rows, [str(c) for c in board["columns"]])
                         named = {
                             "kind": kind,
                             "caption": caption,
                             "robot_name": robot_name,
                             "draft_url": DRAFT_URL,
                         }
-                        assert ui.grid_html(*args, **named) == grid_html_escaping_everything(
-                            *args, **named
+                        assert ui.grid_html(rows, **named) == grid_html_escaping_everything(
+                            rows, ROBOTMAZE_COLUMNS, **named
                         )
                         drawn += 1
     assert drawn > 500
@@ -162,6 +259,26 @@ def cornmaze_table_rows(board: dict[str, Any], seats: list[Any]) -> SafeString:
     return mark_safe("".join(out))  # noqa: S308 - names escaped above
 
 
+@register.simple_tag
+def robot_grid(
+    grid: dict[str, Any],
+    board: dict[str, Any],
+    seats: list[Any],
+    game: Any,
+    kind: str | None = None,
+    caption: str | None = None,
+) -> str:
+    robot_seat = grid.get("robot_seat") if kind is None else None
+    return grid_html_escaping_everything(
+        grid["rows"],
+        ROBOTMAZE_COLUMNS,
+        kind=grid.get("kind") or "" if kind is None else kind,
+        caption=grid.get("id") or "" if caption is None else caption,
+        robot_name=seat_name(seats, robot_seat) if robot_seat is not None else "",
+        draft_url=reverse("game_draft", args=[game.pk]),
+    )
+
+
 @functools.cache
 def engine_before() -> Engine:
     config: dict[str, Any] = settings.TEMPLATES[0]
@@ -187,9 +304,31 @@ def assert_partial_as_before(
     else:
         context["csrf_token"] = "a-token<&>"
     before = engine_before().get_template("games/game_partial.html")
-    assert render_to_string("games/game.html#game", context, request) == before.render(
-        make_context(context, request)
-    )
+    drawn = render_to_string("games/game.html#game", context, request)
+    assert drawn == before.render(make_context(context_before(context), request))
+
+
+def context_before(context: dict[str, Any]) -> dict[str, Any]:
+    """The context with what the old templates read that is drawn in Python now: a Robot Maze
+    Race's commands, runs and each command's place in the program form."""
+    board = context.get("board")
+    if context["game"].kind != "robotmaze" or board is None:
+        return context
+    program = board["program"]
+    if program is not None:
+        chosen = program.get("program", "")
+        slots = [
+            {"slot": i + 1, "value": chosen[i] if i < len(chosen) else ""}
+            for i in range(rm.MAX_COMMANDS)
+        ]
+        program = {**program, "slots": slots}
+    board = {
+        **board,
+        "program": program,
+        "commands": ui.COMMAND_WORDS,
+        "run_choices": list(range(1, rm.MAX_RUNS + 1)),
+    }
+    return {**context, "board": board}
 
 
 def cornmaze_drafts(rng: random.Random, game: Game) -> list[JSON | None]:
@@ -292,3 +431,78 @@ def test_the_other_games_partials_are_the_markup_the_templates_drew(make_user: A
                 ready_all(game)  # its countdown, drawn before and after
             elif ply < 3 and game.clock_duration is not None:
                 step(game, 0, an_open_way(game, 0))
+
+
+def robotmaze_drafts(rng: random.Random, game: Game, seat: int) -> list[JSON | None]:
+    """What a Robot Maze Race player may have drafted: during set-up none, a legal warehouse, a
+    clear one and one with a crate on the entrance and crates that block the way; in play none,
+    a program the robot's grid knows only in part, and one of four commands run four times."""
+    assert game.state is not None
+    if game.state["phase"] == "setup":
+        blocked = ["X" + "." * 9, ".X" + "." * 8, "X" + "." * 9] + ["." * 10] * 7
+        return [
+            None,
+            {"warehouse": rm.random_warehouse(rng)},
+            {"warehouse": ["." * 10] * 10},
+            {"warehouse": blocked},
+        ]
+    text = "".join(rng.choice("UDLR") for _ in range(rng.randint(1, 3)))
+    return [
+        None,
+        {"program": {"program": text, "runs": rng.randint(1, 3)}},
+        {"program": {"program": "RDRD", "runs": 4}},
+    ]
+
+
+@pytest.mark.django_db
+def test_robotmaze_partial_is_the_markup_the_templates_drew(make_user: Any) -> None:
+    """Every viewer of a Robot Maze Race, from set-up (one warehouse placed, then both) through
+    play with drafts and errors to the end (both warehouses shown): a game played to its end or
+    to 40 plies and resigned, and one resigned early, rated, with a rematch offered."""
+    rng = random.Random(19)
+    spectator = make_user("Spec <i>")
+    for number, (resign_at, rated) in enumerate([(40, False), (4, True)]):
+        players = [make_user(f"{name}{number}") for name in NAMES[:2]]
+        with core.bot_tasks_paused():
+            game = core.game_create(
+                kind="robotmaze",
+                creator=players[0],
+                options={},
+                clock_choice="P3D",
+                seats=[core.SeatPlan(), core.SeatPlan()],
+                clock_options={"bank_days": 7} if rated else None,
+                rated=rated,
+            )
+            core.game_join(game_id=game.pk, user=players[1])
+        while True:
+            game.refresh_from_db()
+            assert game.state is not None
+            for viewer in (*players, spectator, None):
+                assert_partial_as_before(game, viewer, kept=True)
+                assert_partial_as_before(game, viewer, error="No <b>such</b> program.")
+            if game.is_over:
+                break
+            movers = rm.to_move(game.state)
+            for seat in movers:
+                for draft in robotmaze_drafts(rng, game, seat):
+                    assert_partial_as_before(game, players[seat], draft=draft)
+            seat = rng.choice(movers)
+            if game.ply >= resign_at:
+                core.game_resign(game_id=game.pk, user=players[seat])
+                continue
+            if game.state["phase"] == "setup":
+                move: JSON = {"warehouse": rm.random_warehouse(rng)}
+            else:
+                text = "".join(rng.choice("UDLRRD") for _ in range(rng.randint(1, 4)))
+                move = {"program": text, "runs": rng.randint(1, 4)}
+            with core.bot_tasks_paused():
+                core.move_submit(
+                    game_id=game.pk,
+                    user=players[seat],
+                    number=core.move_number(game, seat),
+                    move=move,
+                )
+        if rated:
+            challenges.rematch_offer(game_id=game.pk, user=players[0])
+            for viewer in (*players, spectator, None):
+                assert_partial_as_before(game, viewer)

@@ -171,10 +171,11 @@ def colour(seat: int) -> int:
     return seat % SEAT_COLOURS
 
 
+@functools.cache
 def mark_html(colour: int, size: int = 16) -> SafeString:
     """A seat's mark beside its name (in the seats, the log, the results): its shape in its
     colour, the same as its marker on the board. Hidden from screen readers, which read the
-    name."""
+    name. Made once per colour and size: a page draws a mark for every seat, grid and log."""
     return format_html(
         '<svg class="mark" viewBox="-12 -12 24 24" width="{}" height="{}" aria-hidden="true"'
         ' data-colour="{}"><path d="{}"></path></svg>',

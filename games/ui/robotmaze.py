@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import html
 import random
+from collections.abc import Callable
 from typing import Any
 
 from django import forms
 from django.http import QueryDict
-from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from games.bots import levels
@@ -44,6 +44,10 @@ class RobotmazeCreateForm(CreateForm):
         return {}, self.cleaned_data["clock"], ["", "" if bot == PERSON else bot]
 
 
+# Each grid cell's name, row by row: the same on every grid.
+CELL_NAMES = [[rules.cell_name(r, c) for c in range(rules.SIZE)] for r in range(rules.SIZE)]
+
+
 def _grid(
     *,
     crates: set[str] = frozenset(),  # type: ignore[assignment]
@@ -57,9 +61,13 @@ def _grid(
     plan: list[JSON] | None = None,
 ) -> list[list[dict[str, Any]]]:
     """The cells of a grid, each with its classes for the eye and its words for a screen
-    reader, in the same order."""
-    order = {cell: i for i, cell in enumerate(path or [])}
+    reader, in the same order. Most cells have neither: only the few that have are worked out
+    (a move's answer makes two grids of 100 cells)."""
+    order = set(path or [])
     hit = {(w["at"], w["dir"]) for w in walls or []}
+    # A cell's walls in the order U, D, L, R, whatever the order they were hit in.
+    wall_cells = {at for at, _ in hit}
+    walls_at = {at: "".join(d for d in "UDLR" if (at, d) in hit) for at in wall_cells}
     planned: dict[str, list[int]] = {}
     unknown: set[str] = set()
     bumped: set[str] = set()
@@ -70,11 +78,28 @@ def _grid(
             unknown.add(step["to"])
         if step["result"] in {"crate", "wall"}:
             bumped.add(step["to"] or step["from"])
+    marked = {rules.ENTRANCE, rules.EXIT} | crates | found | order | blockers | wall_cells
+    marked |= planned.keys() | bumped
+    robot_colour = colour(robot_seat) if robot_seat is not None else ""
     rows = []
-    for r in range(rules.SIZE):
+    for names in CELL_NAMES:
         row = []
-        for c in range(rules.SIZE):
-            name = rules.cell_name(r, c)
+        for name in names:
+            if name not in marked:
+                row.append(
+                    {
+                        "name": name,
+                        "classes": "",
+                        "words": "",
+                        "robot": name == robot,
+                        "robot_colour": robot_colour,
+                        "walls": "",
+                        "clickable": clickable,
+                        "crate": False,
+                        "step": None,
+                    }
+                )
+                continue
             classes = []
             words = []
             if name == rules.ENTRANCE:
@@ -95,7 +120,7 @@ def _grid(
             if name in blockers:
                 classes.append("blocker")
                 words.append("blocks the way")
-            cell_walls = "".join(d for d in "UDLR" if (name, d) in hit)
+            cell_walls = walls_at.get(name, "")
             if cell_walls:
                 words.append("wall hit " + " and ".join(TOWARDS[d] for d in cell_walls))
             if name in planned:
@@ -115,7 +140,7 @@ def _grid(
                     "classes": " ".join(classes),
                     "words": "; ".join(words),
                     "robot": name == robot,
-                    "robot_colour": colour(robot_seat) if robot_seat is not None else "",
+                    "robot_colour": robot_colour,
                     "walls": cell_walls,
                     "clickable": clickable,
                     "crate": name in crates,
@@ -232,14 +257,22 @@ def read_warehouse(text: str) -> list[str]:
     return [cells[i : i + rules.SIZE] for i in range(0, len(cells), rules.SIZE)]
 
 
+# A grid's column letters, and each row's heading: the same on every grid.
+GRID_HEAD = (
+    "  <thead><tr><td></td>"
+    + "".join(f'<th scope="col">{c}</th>' for c in range(1, rules.SIZE + 1))
+    + "</tr></thead>\n  <tbody>\n"
+)
+ROW_HEADS = [f'    <tr><th scope="row">{letter}</th>\n' for letter in rules.ROW_NAMES]
+
+
 def grid_html(
     rows: list[list[dict[str, Any]]],
-    columns: list[str],
     *,
     kind: str,
     caption: str,
     robot_name: str,
-    draft_url: str,
+    draft_url: str = "",
 ) -> SafeString:
     """A warehouse grid as a table, drawn here rather than by a template loop over its 100
     cells (a page shows up to three grids): the letters across, each row's cells with their
@@ -251,18 +284,16 @@ def grid_html(
     draws two grids, and Django's escape of each cell's four values was a fifth of a Robot Maze
     Race move POST."""
     out = [
-        f'<table class="warehouse{" " + escape(kind) if kind else ""}"'
-        f"{f' aria-labelledby={chr(34)}{escape(caption)}{chr(34)}' if caption else ''}>\n"
-        "  <thead><tr><td></td>"
-        + "".join(f'<th scope="col">{escape(c)}</th>' for c in columns)
-        + "</tr></thead>\n  <tbody>\n"
+        f'<table class="warehouse{" " + html.escape(kind) if kind else ""}"'
+        f"{f' aria-labelledby={chr(34)}{html.escape(caption)}{chr(34)}' if caption else ''}>\n",
+        GRID_HEAD,
     ]
-    robot_words = f"{escape(robot_name)}'s robot"
-    url = escape(draft_url)
-    for row in rows:
-        out.append(f'    <tr><th scope="row">{str(row[0]["name"])[:1]}</th>\n')
+    robot_words = f"{html.escape(robot_name)}'s robot"
+    url = html.escape(draft_url)
+    for head, row in zip(ROW_HEADS, rows, strict=True):
+        out.append(head)
         for cell in row:
-            name, classes = cell["name"], cell["classes"]
+            name, classes, words = cell["name"], cell["classes"], cell["words"]
             walls = f" walls-{cell['walls']}" if cell["walls"] else ""
             out.append(f'      <td class="{classes}{walls}" data-cell="{name}">')
             if cell["clickable"]:
@@ -279,14 +310,110 @@ def grid_html(
                     out.append(f'<span class="robot">{mark_html(cell["robot_colour"])}</span>')
                 elif cell["step"]:
                     out.append(f'<span class="step" aria-hidden="true">{cell["step"]}</span>')
-                robot = (robot_words + ("; " if cell["words"] else "")) if cell["robot"] else ""
-                out.append(
-                    f'<span class="visually-hidden">{robot}{html.escape(cell["words"])}</span>'
-                )
+                robot = (robot_words + ("; " if words else "")) if cell["robot"] else ""
+                escaped = html.escape(words) if words else ""
+                out.append(f'<span class="visually-hidden">{robot}{escaped}</span>')
             out.append("</td>\n")
         out.append("    </tr>\n")
     out.append("  </tbody>\n</table>")
     return mark_safe("".join(out))  # noqa: S308 - the site's own values; the rest escaped above
+
+
+def board_html(
+    board: dict[str, Any], name: Callable[[int], str], link: Callable[[int], str]
+) -> SafeString:
+    """The board (`UI.board`'s dict): the phase and who moves first, each grid with its heading,
+    damage and the outcome of its last program, and the legend. Drawn here rather than by a
+    template: a move's answer draws it for every move. `name` gives a seat's player's name
+    (escaped here), `link` the name as HTML, linked to the player's page (escaped there)."""
+    out = ['<div class="robotmaze" id="board">\n  <p class="phase">\n    ']
+    if board["phase"] == "setup":
+        ready = "; ".join(
+            f"{link(seat)} {'is ready' if done else 'is setting up'}"
+            for seat, done in enumerate(board["set_up"])
+        )
+        out.append(
+            f"Set-up: each player hides 20 crates in a secret warehouse.\n    {ready}.\n    "
+        )
+    out.append(f"\n    {link(board['first_seat'])} moves first (drawn from the seed).\n  </p>\n  ")
+    for grid in board["grids"]:
+        seat, grid_id = grid["seat"], grid["id"]
+        if grid["title"]:
+            title = html.escape(grid["title"])
+        else:
+            title = (
+                f"{mark_html(seat)} {html.escape(name(seat))}'s robot in"
+                f" {html.escape(name(grid['owner']))}'s warehouse"
+            )
+        robot_seat = grid["robot_seat"]
+        drawn = grid_html(
+            grid["rows"],
+            kind=grid["kind"],
+            caption=grid_id,
+            robot_name=name(robot_seat) if robot_seat is not None else "",
+        )
+        out.append(
+            f'\n  <section class="grid-box" data-grid="{grid["kind"]}-{seat}"'
+            f' aria-labelledby="{grid_id}">\n    <h2 id="{grid_id}">{title}</h2>\n'
+            f'    <p class="damage">Damage: <strong>{grid["damage"]}</strong> of'
+            f" {board['max_damage']}</p>\n    {drawn}\n    "
+        )
+        if grid["last"]:
+            lines = "".join(f"<li>{html.escape(line)}</li>" for line in grid["last"])
+            out.append(
+                '\n      <h3 class="outcomes-title">Its last program</h3>\n'
+                f'      <ol class="outcomes">{lines}</ol>\n    '
+            )
+        out.append("\n  </section>\n  ")
+    out.append("\n  ")
+    if board["grids"]:
+        planned = (board["program"] or {}).get("plan")
+        out.append(
+            '\n  <p class="legend" aria-hidden="true"><span class="item"><span class="key crate">'
+            '</span> crate</span> <span class="item"><span class="key found"></span> crate found'
+            '</span> <span class="item"><span class="key path"></span> robot\'s path</span>'
+            ' <span class="item"><span class="key wall"></span> wall hit</span>'
+            + (
+                ' <span class="item"><span class="key plan"></span> your program</span>'
+                ' <span class="item"><span class="key plan unknown"></span> not known yet</span>'
+                if planned
+                else ""
+            )
+            + ' <span class="item">entrance A1, exit J10</span></p>\n  '
+        )
+    out.append("\n</div>")
+    return mark_safe("".join(out))  # noqa: S308 - names and text escaped above
+
+
+def command_choices_html(program: JSON) -> SafeString:
+    """The program form's command choices (`UI._program`'s dict): a select for each of the
+    program's places, the drafted command chosen."""
+    chosen = program["program"]
+    out = []
+    for slot in range(1, rules.MAX_COMMANDS + 1):
+        value = chosen[slot - 1] if slot <= len(chosen) else ""
+        options = "".join(
+            f'<option value="{key}"{" selected" if value == key else ""}>{word}</option>'
+            for key, word in COMMAND_WORDS.items()
+        )
+        out.append(
+            f'\n      <label class="command">{slot}.\n      <select name="command_{slot}"'
+            f' id="command-{slot}" aria-label="Command {slot}">\n'
+            f'        <option value="">—</option>\n        {options}\n      </select></label>\n    '
+        )
+    return mark_safe("".join(out))  # noqa: S308 - the site's own words and letters only
+
+
+def run_choices_html(program: JSON) -> SafeString:
+    """The program form's choices of how many times to run it, the drafted one chosen."""
+    runs = program["runs"]
+    return mark_safe(  # noqa: S308 - numbers only
+        "".join(
+            f'<option value="{n}"{" selected" if runs == n else ""}>{n} time{"s" if n != 1 else ""}'
+            "</option>"
+            for n in range(1, rules.MAX_RUNS + 1)
+        )
+    )
 
 
 class UI(GameUI):
@@ -379,28 +506,23 @@ class UI(GameUI):
             "first_seat": view["first_seat"],
             "set_up": view["set_up"],
             "max_damage": rules.MAX_DAMAGE,
-            "columns": list(range(1, rules.SIZE + 1)),
-            "commands": COMMAND_WORDS,
-            "run_choices": list(range(1, rules.MAX_RUNS + 1)),
         }
 
     @staticmethod
     def _program(view: JSON, viewer: int | None, draft: JSON | None) -> JSON | None:
-        """The program form's state, with the drafted program's plan on the viewer's grid."""
+        """The program form's state: the commands and runs drafted ("" and None before any),
+        with the drafted program's plan on the viewer's grid."""
         if view["phase"] != "play" or viewer is None or viewer not in view["to_move"]:
             return None
-        program = dict(draft.get("program") or {}) if draft else {}
-        chosen = program.get("program", "")
+        program: JSON = {"program": "", "runs": None}
+        program.update((draft or {}).get("program") or {})
+        chosen = program["program"]
         if chosen:
             robot = view["robots"][viewer]
             program["text"] = program_text(chosen, program["runs"])
             program["plan"] = program_plan(robot, chosen, program["runs"])
             program["plan_lines"] = plan_lines(program["plan"], robot["damage"])
             program["guessing"] = any(s["result"] == "unknown" for s in program["plan"])
-        program["slots"] = [
-            {"slot": i + 1, "value": chosen[i] if i < len(chosen) else ""}
-            for i in range(rules.MAX_COMMANDS)
-        ]
         return program
 
     @staticmethod

@@ -63,27 +63,40 @@ def cornmaze_column_choices(board: dict[str, Any], shift: str) -> SafeString:
 
 
 @register.simple_tag
-def robot_grid(
-    grid: dict[str, Any],
-    board: dict[str, Any],
-    seats: list[Any],
-    game: Any,
-    kind: str | None = None,
-    caption: str | None = None,
-) -> str:
-    """A Robot Maze Race warehouse grid (games/ui/robotmaze.py draws it): one of the board's
-    grids, or the set-up editor with its own `kind` and `caption`."""
+def robotmaze_board(board: dict[str, Any], seats: list[Any]) -> SafeString:
+    """A Robot Maze Race board (games/ui/robotmaze.py draws it)."""
+    from games.ui.robotmaze import board_html
+
+    return board_html(
+        board, lambda index: seat_name(seats, index), lambda index: seat_link(seats, index)
+    )
+
+
+@register.simple_tag
+def robotmaze_editor_grid(editor: dict[str, Any], draft_url: str) -> SafeString:
+    """A Robot Maze Race warehouse being set up, each cell a button posted to `draft_url`
+    (games/ui/robotmaze.py draws it)."""
     from games.ui.robotmaze import grid_html
 
-    robot_seat = grid.get("robot_seat") if kind is None else None
     return grid_html(
-        grid["rows"],
-        board["columns"],
-        kind=grid.get("kind") or "" if kind is None else kind,
-        caption=grid.get("id") or "" if caption is None else caption,
-        robot_name=seat_name(seats, robot_seat) if robot_seat is not None else "",
-        draft_url=reverse("game_draft", args=[game.pk]),
+        editor["rows"], kind="editor", caption="editor-title", robot_name="", draft_url=draft_url
     )
+
+
+@register.simple_tag
+def robotmaze_commands(program: dict[str, Any]) -> SafeString:
+    """A Robot Maze Race program form's command choices (games/ui/robotmaze.py draws them)."""
+    from games.ui.robotmaze import command_choices_html
+
+    return command_choices_html(program)
+
+
+@register.simple_tag
+def robotmaze_runs(program: dict[str, Any]) -> SafeString:
+    """A Robot Maze Race program form's choices of runs (games/ui/robotmaze.py draws them)."""
+    from games.ui.robotmaze import run_choices_html
+
+    return run_choices_html(program)
 
 
 @register.filter
