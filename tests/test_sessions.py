@@ -110,3 +110,16 @@ def test_the_cache_keeps_a_session_at_most_session_cache_seconds(make_user) -> N
     raw = redis.Redis.from_url(settings.CACHES["default"]["LOCATION"])
     ttl = raw.ttl(cache.make_key(f"django.contrib.sessions.cached_db{key}"))
     assert 0 < ttl <= settings.SESSION_CACHE_SECONDS < settings.SESSION_COOKIE_AGE
+
+
+def test_the_cache_parses_redis_replies_in_c() -> None:
+    """hiredis is installed (pyproject.toml) and redis-py takes it for the site's cache."""
+    from django.core.cache import cache
+    from redis._parsers import _HiredisParser
+
+    client = cache._cache.get_client(write=False)  # type: ignore[attr-defined]
+    connection = client.connection_pool.get_connection()
+    try:
+        assert isinstance(connection._parser, _HiredisParser)
+    finally:
+        client.connection_pool.release(connection)
