@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
+from django.test import override_settings
 
 from games.bots import get_bot
 from games.engines import cornmaze
@@ -41,6 +42,15 @@ def _replica_alias() -> None:
 
 
 _replica_alias()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_collected_static_files(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Tests serve the static files from static/ (the finders), never from a staticfiles/ that a
+    `make serve` or a bench's collectstatic left in the checkout: WhiteNoise reads all of that
+    folder for each test client made (test_fuzz makes one a request), which doubled the suite."""
+    with override_settings(STATIC_ROOT=str(tmp_path_factory.mktemp("staticfiles"))):
+        yield
 
 
 @pytest.fixture(autouse=True)
