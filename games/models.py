@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -557,11 +557,17 @@ class Vacation(models.Model):
         return f"vacation of {self.user}"
 
     def on_vacation(self, now: Any) -> bool:
-        return (
-            self.started_at is not None
-            and self.until is not None
-            and self.started_at <= now < self.until
-        )
+        return vacation_now(self.started_at, self.until, now) is not None
+
+
+def vacation_now(
+    started_at: datetime | None, until: datetime | None, now: datetime
+) -> datetime | None:
+    """When a vacation of these bounds ends, if it is on at `now` (else None): the one rule, for
+    a Vacation and for the bounds the pages read as plain values."""
+    if started_at is not None and until is not None and started_at <= now < until:
+        return until
+    return None
 
 
 class ClockEvent(models.Model):

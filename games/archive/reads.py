@@ -85,7 +85,7 @@ def _game_conditions(filters: Filters, params: dict[str, Any]) -> list[str]:
     return where
 
 
-def db_datetime(value: datetime) -> Any:
+def _db_datetime(value: datetime) -> Any:
     """A time as a parameter of a written-out statement (SQLite keeps text)."""
     return connection.ops.adapt_datetimefield_value(value)
 
@@ -310,14 +310,14 @@ def finished_page(
     where += _game_conditions(filters, params)
     if filters.since:
         where.append(f"{at} >= %(since)s")
-        params["since"] = db_datetime(_day_start(filters.since))
+        params["since"] = _db_datetime(_day_start(filters.since))
     if filters.until:
         where.append(f"{at} < %(until)s")
-        params["until"] = db_datetime(_day_start(filters.until + timedelta(days=1)))
+        params["until"] = _db_datetime(_day_start(filters.until + timedelta(days=1)))
     # `at <= cursor` alone is what lets the index seek; the OR settles equal times by id.
     cursor = before or after
     if cursor is not None:
-        params.update(cursor_at=db_datetime(cursor.at), cursor_id=cursor.id)
+        params.update(cursor_at=_db_datetime(cursor.at), cursor_id=cursor.id)
         if before is not None:
             where.append(f"{at} >= %(cursor_at)s")
             where.append(f"({at} > %(cursor_at)s OR {game_id} > %(cursor_id)s)")

@@ -8,13 +8,12 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.db import connections, router
 from django.db.models import Prefetch, Q, QuerySet
 
 from games import clock
 from games.archive import reads
 from games.engines import get_engine
-from games.models import Clock, Game, Seat, seat_name
+from games.models import Clock, Game, Seat, seat_name, vacation_now
 from games.ui import wording
 from mazesite.dbrouter import read_connection
 
@@ -69,11 +68,11 @@ class GameLine:
         return Clock.duration(self.clock)
 
 
-# A game's seats as one JSON array of [index, user, bot, player, kept for, away until], each
-# vacation as it stands at %(now)s.
+# A game's seats as one JSON array of [index, user, bot, player, kept for, its player's
+# vacation's start and end].
 _SEAT_COLUMNS = (
     's."index", s.user_id, s.bot, u.username, CASE WHEN s.user_id IS NULL THEN r.username END, '
-    "CASE WHEN v.started_at <= %(now)s AND %(now)s < v.until THEN v.until END"
+    "v.started_at, v.until"
 )
 _SEATS_FROM = """games_seat s
 LEFT JOIN auth_user u ON u.id = s.user_id
@@ -87,9 +86,11 @@ def _game_columns() -> str:
     return f"g.id, g.kind, g.clock, g.status, ({seats})"
 
 
-def _game_line(game_id: int, kind: str, clock_: str, status: str, seats_json: str) -> GameLine:
+def _game_line(
+    now: datetime, game_id: int, kind: str, clock_: str, status: str, seats_json: str
+) -> GameLine:
     seats = []
-    for _, user_id, bot, player, kept_for, away in sorted(json.loads(seats_json)):
+    for _, user_id, bot, player, kept_for, started, until in sorted(json.loads(seats_json)):
         seats.append(
             SeatLine(
                 user_id=user_id,
@@ -97,14 +98,10 @@ def _game_line(game_id: int, kind: str, clock_: str, status: str, seats_json: st
                 url=reads.player_url(player) if player is not None and not bot else "",
                 is_open=user_id is None and not bot and kept_for is None,
                 kept_for=kept_for,
-                away=reads.aware(away),
+                away=vacation_now(reads.aware(started), reads.aware(until), now),
             )
         )
     return GameLine(id=game_id, kind=kind, clock=clock_, status=status, seats=seats)
-
-
-def _params(now: datetime, **more: Any) -> dict[str, Any]:
-    return {"now": reads.db_datetime(now), **more}
 
 
 @dataclass(frozen=True)
@@ -140,11 +137,12 @@ ORDER BY 1, 2
 def lobby_lists() -> LobbyLists:
     """The lobby's open games and games in progress, with their seats: one query."""
     found: tuple[list[GameLine], list[GameLine]] = ([], [])
-    params = _params(clock.now(), open=Game.Status.OPEN, active=Game.Status.ACTIVE)
+    now = clock.now()
+    params = {"open": Game.Status.OPEN, "active": Game.Status.ACTIVE}
     with read_connection().cursor() as cursor:
         cursor.execute(_LOBBY_SQL.format(columns=_game_columns()), params)
         for list_index, _, *columns in cursor.fetchall():
-            found[list_index].append(_game_line(*columns))
+            found[list_index].append(_game_line(now, *columns))
     return LobbyLists(open=found[0], active=found[1])
 
 
@@ -219,21 +217,20 @@ def your_games(user: User, page: int = 1) -> YourGames:
         return YourGames(rows=[], number=1, has_next=False)
     now = clock.now()
     page = max(1, page)
-    params = _params(
-        now,
-        user=user.pk,
-        open=Game.Status.OPEN,
-        active=Game.Status.ACTIVE,
-        live=Clock.LIVE,
-        limit=YOUR_GAMES_PAGE + 1,
-        offset=(page - 1) * YOUR_GAMES_PAGE,
-    )
+    params: dict[str, Any] = {
+        "user": user.pk,
+        "open": Game.Status.OPEN,
+        "active": Game.Status.ACTIVE,
+        "live": Clock.LIVE,
+        "limit": YOUR_GAMES_PAGE + 1,
+        "offset": (page - 1) * YOUR_GAMES_PAGE,
+    }
     with read_connection().cursor() as cursor:
         cursor.execute(_YOUR_GAMES_SQL.format(columns=_game_columns()), params)
         found = cursor.fetchall()
     rows = []
     for *columns, index, deadline_at, race_state in found[:YOUR_GAMES_PAGE]:
-        game = _game_line(*columns)
+        game = _game_line(now, *columns)
         deadline = reads.aware(deadline_at)
         in_race = race_state is not None and index in get_engine(game.kind).to_move(
             json.loads(race_state)
@@ -271,7 +268,7 @@ GAME_VERSION_SQL = f"SELECT version, status FROM {Game._meta.db_table} WHERE id 
 
 def game_version(game_id: int) -> tuple[int, str] | None:
     """The cheap read behind polling: one row by primary key, two columns."""
-    with connections[router.db_for_read(Game)].cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(GAME_VERSION_SQL, [game_id])
         row = cursor.fetchone()
     return (row[0], row[1]) if row else None
@@ -303,7 +300,7 @@ def your_move_count(user: User, counts: tuple[int, int] | None = None) -> int:
     if not user.is_authenticated:
         return 0
     if counts is None:
-        with connections[router.db_for_read(Seat)].cursor() as cursor:
+        with read_connection().cursor() as cursor:
             cursor.execute(YOUR_MOVE_COUNT_SQL, your_move_count_params(user.pk))
             counts = cursor.fetchone()
     clocks, live_races = counts

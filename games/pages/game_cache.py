@@ -46,7 +46,7 @@ from django.http import HttpRequest
 from games import clock
 from games.archive import selectors
 from games.chat.service import ChatView
-from games.models import Clock, Game, Seat
+from games.models import Clock, Game, Seat, vacation_now
 
 logger = logging.getLogger(__name__)
 
@@ -230,7 +230,7 @@ def page_facts(
             str(ready),
             str(out),
             # On vacation now (what the seat's row shows), and until when.
-            until.isoformat() if started and until and started <= now < until else "",
+            away.isoformat() if (away := vacation_now(started, until, now)) else "",
             # The name (a guest who signs up takes a new one, and its player page with it).
             name,
         )
