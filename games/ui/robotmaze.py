@@ -85,55 +85,42 @@ def _grid(
     for names in CELL_NAMES:
         row = []
         for name in names:
-            if name not in marked:
-                row.append(
-                    {
-                        "name": name,
-                        "classes": "",
-                        "words": "",
-                        "robot": name == robot,
-                        "robot_colour": robot_colour,
-                        "walls": "",
-                        "clickable": clickable,
-                        "crate": False,
-                        "step": None,
-                    }
-                )
-                continue
-            classes = []
-            words = []
-            if name == rules.ENTRANCE:
-                classes.append("entrance")
-                words.append("entrance")
-            if name == rules.EXIT:
-                classes.append("exit")
-                words.append("exit")
-            if name in crates:
-                classes.append("crate")
-                words.append("crate")
-            if name in found:
-                classes.append("found")
-                words.append("crate found by the robot" if name not in crates else "found")
-            if name in order:
-                classes.append("path")
-                words.append("robot's path")
-            if name in blockers:
-                classes.append("blocker")
-                words.append("blocks the way")
-            cell_walls = walls_at.get(name, "")
-            if cell_walls:
-                words.append("wall hit " + " and ".join(TOWARDS[d] for d in cell_walls))
-            if name in planned:
-                classes.append("plan")
-                if name in unknown:
-                    classes.append("unknown")
-                steps = ", ".join(str(n) for n in planned[name])
-                words.append(
-                    f"program step {steps}" + (", not known yet" if name in unknown else "")
-                )
-            if name in bumped:
-                classes.append("bump")
-                words.append("the program bumps here")
+            classes: list[str] = []
+            words: list[str] = []
+            cell_walls = ""
+            if name in marked:  # most cells are not: nothing to work out
+                if name == rules.ENTRANCE:
+                    classes.append("entrance")
+                    words.append("entrance")
+                if name == rules.EXIT:
+                    classes.append("exit")
+                    words.append("exit")
+                if name in crates:
+                    classes.append("crate")
+                    words.append("crate")
+                if name in found:
+                    classes.append("found")
+                    words.append("crate found by the robot" if name not in crates else "found")
+                if name in order:
+                    classes.append("path")
+                    words.append("robot's path")
+                if name in blockers:
+                    classes.append("blocker")
+                    words.append("blocks the way")
+                cell_walls = walls_at.get(name, "")
+                if cell_walls:
+                    words.append("wall hit " + " and ".join(TOWARDS[d] for d in cell_walls))
+                if name in planned:
+                    classes.append("plan")
+                    if name in unknown:
+                        classes.append("unknown")
+                    steps = ", ".join(str(n) for n in planned[name])
+                    words.append(
+                        f"program step {steps}" + (", not known yet" if name in unknown else "")
+                    )
+                if name in bumped:
+                    classes.append("bump")
+                    words.append("the program bumps here")
             row.append(
                 {
                     "name": name,
