@@ -44,10 +44,12 @@ client sends a request as soon as the last one answered, one at a time, keep-ali
    yardstick's p95 near or over 50 ms, since the requests queue for gunicorn's 8 threads.
 
 It prints each endpoint's throughput, p50/p95/p99 and errors (5xx or no answer; refusals, 4xx,
-apart), each throughput as a ratio to the last yardstick measured before it; then checks that
-every move the site acknowledged (200), in any phase, is in the database. With `--bulk`, it then
-times the lobby and a game page with 50 clients, adds that many games by SQL (finished, a tenth
-running, one in a hundred open, seats for 1,000 players) and times them again. Last, issue 13's
+apart), each throughput as a ratio to the last yardstick measured before it, and under each
+table where the machine's time went: the CPU of gunicorn, PostgreSQL, Redis, the worker and
+this client itself per request answered (from /proc); then checks that every move the site
+acknowledged (200), in any phase, is in the database. With `--bulk`, it then times the lobby and
+a game page with 50 clients, adds that many games by SQL (finished, a tenth running, one in a
+hundred open, seats for 1,000 players) and times them again. Last, issue 13's
 targets, each "met" or "not met": per N, the move POST of each game and the full game page at
 >= 0.5 of the yardstick measured just before it, every endpoint's p95 of the players phase
 < 50 ms; over the whole run, 0 errors and 0 acknowledged moves missing from the database.
@@ -167,6 +169,43 @@ class Recorder:
 
 
 rec = Recorder()
+# The CPU each kind of process took in the last timed window, in seconds (cpu_by_process).
+window_cpu: dict[str, float] = {}
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+# A process's kind by its command line; the first that matches.
+PROCESS_KINDS = (
+    ("gunicorn", "gunicorn"),
+    ("postgres", "postgres"),  # the whole server: other work's queries too, if any
+    ("redis", "redis-server"),
+    ("worker", "celery"),
+)
+
+
+def cpu_by_process() -> dict[str, float]:
+    """CPU seconds so far (user and system) of the machine's processes by kind: gunicorn,
+    postgres, redis, the Celery worker, this client; and the machine's steal (another guest's
+    turn on these cores)."""
+    totals: dict[str, float] = defaultdict(float)
+    me = str(os.getpid())
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # gone meanwhile
+        kind = "client" if pid == me else "other"
+        for name, needle in PROCESS_KINDS:
+            if kind == "other" and needle in command:
+                kind = name
+        totals[kind] += (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+    with open("/proc/stat") as stat:
+        totals["steal"] = int(stat.readline().split()[8]) / CLOCK_TICKS
+    return totals
+
+
 acknowledged: dict[int, int] = defaultdict(int)  # game id -> moves answered 200
 ack_lock = threading.Lock()
 
@@ -635,11 +674,15 @@ def run_clients(
         t.start()
     time.sleep(min(2.0, seconds / 5) if warm_up is None else warm_up)  # not counted
     rec.reset()
+    cpu_before = cpu_by_process()
     rec.on = True
     started = time.perf_counter()
     time.sleep(seconds)
     rec.on = False
     elapsed = time.perf_counter() - started
+    cpu_after = cpu_by_process()
+    window_cpu.clear()
+    window_cpu.update({k: v - cpu_before.get(k, 0.0) for k, v in cpu_after.items()})
     stop.set()
     for t in threads:
         t.join(TIMEOUT + 5)
@@ -719,6 +762,15 @@ def table(title: str, results: list[Row], yardstick: float) -> None:
             f"{r.p99:>7.1f} | {r.errors:>6} | {r.refused:>5} | {r.statuses}",
             flush=True,
         )
+    requests = sum(r.count for r in results if r.name != "all requests")
+    if window_cpu and requests:
+        # Where the machine's time went: each kind of process's CPU per request answered.
+        parts = ", ".join(
+            f"{kind} {window_cpu[kind] / requests * 1000:.2f}"
+            for kind in ("gunicorn", "postgres", "redis", "worker", "client", "other")
+            if window_cpu.get(kind, 0.0) > 0
+        )
+        print(f"CPU ms a request: {parts}; steal {window_cpu.get('steal', 0.0):.1f} s", flush=True)
 
 
 def move_games(n: int, kind: str) -> int:
