@@ -51,8 +51,9 @@ acknowledged (200), in any phase, is in the database. With `--bulk`, it then tim
 a game page with 50 clients, adds that many games by SQL (finished, a tenth running, one in a
 hundred open, seats for 1,000 players) and times them again. Last, issue 13's
 targets, each "met" or "not met": per N, the move POST of each game and the full game page at
->= 0.5 of the yardstick measured just before it, every endpoint's p95 of the players phase
-< 50 ms; over the whole run, 0 errors and 0 acknowledged moves missing from the database.
+>= 0.5 of the yardstick measured just before it, the p95 of all requests of the players phase
+and of each kind with 20 requests or more < 50 ms ("too few" for the others, whose p95 is their
+slowest); over the whole run, 0 errors and 0 acknowledged moves missing from the database.
 
 The bench raises the limits that every client from 127.0.0.1 would share, and the moves' per
 seat (`move_seat`, still checked on every move), which a move client would reach once the move
@@ -1173,11 +1174,12 @@ def scale_run(
 
 TARGET_RATIO = 0.5
 TARGET_P95_MS = 50.0
+P95_FEWEST = 20
 
 
 def targets(by_n: dict[int, dict[str, Row]], errors: int, lost: int) -> bool:
-    """Issue 13's targets against what was measured; True when every one is met."""
-    lines: list[tuple[str, str, bool]] = []
+    """Issue 13's targets against what was measured; True when none is not met."""
+    lines: list[tuple[str, str, bool | None]] = []
     for n, figures in by_n.items():
         for title, endpoint, label in (
             ("moves cornmaze", "move cornmaze", "Corn maze move POST"),
@@ -1194,11 +1196,16 @@ def targets(by_n: dict[int, dict[str, Row]], errors: int, lost: int) -> bool:
             )
         for key, r in sorted(figures.items()):
             if key.startswith("players: "):
+                # A p95 of fewer requests than this is their slowest one or two: such a kind
+                # (a join, a new game: a few a window) is judged within all requests.
+                met: bool | None = r.count > 0 and r.p95 < TARGET_P95_MS
+                if r.count < P95_FEWEST and r.name != "all requests":
+                    met = None
                 lines.append(
                     (
                         f"{n} players at a human pace: p95 of {r.name} < {TARGET_P95_MS:g} ms",
                         f"{r.p95:.0f} ms ({r.count} requests, {r.errors} errors)",
-                        r.count > 0 and r.p95 < TARGET_P95_MS,
+                        met,
                     )
                 )
     lines.append(("errors (5xx or no answer, the whole run) = 0", str(errors), errors == 0))
@@ -1208,8 +1215,9 @@ def targets(by_n: dict[int, dict[str, Row]], errors: int, lost: int) -> bool:
     print(f"| {'target':<{width}} | {'measured':<34} | {'':<7} |")
     print(f"|{'-' * (width + 2)}|{'-' * 36}|{'-' * 9}|")
     for target, got, met in lines:
-        print(f"| {target:<{width}} | {got:<34} | {'met' if met else 'not met':<7} |")
-    return all(met for _, _, met in lines)
+        verdict = "too few" if met is None else "met" if met else "not met"
+        print(f"| {target:<{width}} | {got:<34} | {verdict:<7} |")
+    return all(met is not False for _, _, met in lines)
 
 
 def main() -> int:
