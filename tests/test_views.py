@@ -372,6 +372,12 @@ def _title(html: str) -> str:
     return match.group(1).strip()
 
 
+def _icon(html: str) -> str:
+    match = re.search(r'<link rel="icon" id="favicon" href="([^"]*)"', html)
+    assert match
+    return match.group(1)
+
+
 def test_the_header_and_title_count_the_games_where_it_is_your_move(
     client, make_user, make_cornmaze
 ) -> None:
@@ -384,7 +390,8 @@ def test_the_header_and_title_count_the_games_where_it_is_your_move(
     html = page()
     assert _title(html) == "Lobby · mazesite"
     assert 'id="your-move"' not in html
-    assert "favicon-your-move" not in html
+    assert 'data-count="0"' in html
+    assert _icon(html) == "/static/img/favicon.svg"
 
     # A game where it is the other player's move does not count.
     theirs = make_cornmaze()
@@ -402,7 +409,8 @@ def test_the_header_and_title_count_the_games_where_it_is_your_move(
             f'<a class="your-move" id="your-move" href="{reverse("lobby")}#your-games">'
             f"Your move: {n}</a>" in html
         )
-    assert "favicon-your-move" in html  # the site icon's badge
+    assert 'data-count="2"' in html  # where a game's page counts on from (static/js/site.js)
+    assert _icon(html) == "/static/img/favicon-your-move.svg"  # the site icon's badge
     # Every page shows it, not only the lobby.
     assert _title(client.get(reverse("archive")).content.decode()).startswith("(2) ")
 
@@ -432,12 +440,16 @@ def test_your_games_polls_itself_with_the_title_and_works_without_javascript(
     assert poll.status_code == 200
     assert "<title>(1) Lobby · mazesite</title>" in body
     assert '<section id="your-games"' in body and f"#{game.pk}</a>" in body
-    assert '<span id="your-move-slot" hx-swap-oob="true">' in body and "Your move: 1" in body
+    assert (
+        f'<span id="your-move-slot" data-count="1" data-href="{reverse("lobby")}#your-games" '
+        'hx-swap-oob="true">' in body
+    )
+    assert "Your move: 1" in body
     assert 'id="open-games"' not in body and "<header" not in body
     # The site icon with its badge, swapped out of band.
     assert re.search(
-        r'<link rel="icon" id="favicon" href="[^"]*favicon-your-move[^"]*" '
-        r'type="image/svg\+xml" hx-swap-oob="true">',
+        r'<link rel="icon" id="favicon" href="[^"]*favicon-your-move[^"]*" data-plain="[^"]*" '
+        r'data-badge="[^"]*" type="image/svg\+xml" hx-swap-oob="true">',
         body,
     )
     # Without htmx the same address is the whole lobby.

@@ -428,3 +428,40 @@ document.documentElement.classList.add("js"); // what only a page without JavaSc
   document.addEventListener("DOMContentLoaded", connect);
   document.addEventListener("htmx:afterSettle", connect);
 })();
+
+// "Your move: N" in the header, the tab's title and the icon's badge, kept true on a game's
+// page: the count it was drawn with includes this game, whose turn its own polls and moves
+// learn (#game's data-your-turn), so the count follows this game's changes; the lobby's poll
+// swaps in the whole count instead (templates/games/_your_games_poll.html).
+(function () {
+  var yours = null; // whether #game showed the viewer's turn when the count was last set
+
+  function show(slot, n) {
+    slot.dataset.count = String(n);
+    slot.textContent = "";
+    if (n) {
+      var link = document.createElement("a");
+      link.className = "your-move";
+      link.id = "your-move";
+      link.href = slot.dataset.href;
+      link.textContent = "Your move: " + n;
+      slot.appendChild(link);
+    }
+    document.title = (n ? "(" + n + ") " : "") + document.title.replace(/^\(\d+\) /, "");
+    var icon = document.getElementById("favicon");
+    if (icon && icon.dataset.badge) icon.href = n ? icon.dataset.badge : icon.dataset.plain;
+  }
+
+  function learn() {
+    var game = document.getElementById("game");
+    if (!game) return;
+    var now = game.hasAttribute("data-your-turn");
+    var was = yours;
+    yours = now;
+    var slot = document.getElementById("your-move-slot");
+    if (was === null || was === now || !slot) return;
+    show(slot, Math.max(0, (parseInt(slot.dataset.count, 10) || 0) + (now ? 1 : -1)));
+  }
+  document.addEventListener("DOMContentLoaded", learn);
+  document.addEventListener("htmx:afterSettle", learn);
+})();

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from playwright.sync_api import expect
+from playwright.sync_api import Page, expect
 
 from games.engines import cornmaze
 from games.models import Game
@@ -60,3 +60,51 @@ def test_the_other_players_lobby_title_counts_their_move_after_a_move(new_page, 
     # The mover's own count is gone with their move.
     mover.goto("/")
     expect(mover).to_have_title("Lobby · mazesite")
+
+
+def test_a_game_pages_header_title_and_icon_follow_its_turn(new_page):
+    """On the game's own page, without a reload: the mover's "Your move: 1", its "(1) " title
+    and the icon's badge go with its move (the answer), and come to the other player's page with
+    its poll; and back with the other's move."""
+    alice, bob = new_page(), new_page()
+    alice.goto("/new/cornmaze/")
+    alice.fill("input[name=size]", "6")
+    alice.click("text=Create the game")
+    alice.wait_for_url("**/games/*/")
+    game = Game.objects.get()
+    url = f"/games/{game.pk}/"
+    bob.goto("/")
+    bob.locator("#open-games").get_by_role("button", name="Join").click()
+    bob.wait_for_url(f"**{url}")
+    game.refresh_from_db()
+    assert game.state is not None
+    (seat,) = cornmaze.to_move(game.state)
+    mover, other = (alice, bob) if seat == 0 else (bob, alice)
+    mover.goto(url)
+    other.goto(url)
+
+    def counts(page: Page, n: int) -> None:
+        if n:
+            expect(page).to_have_title(re.compile(rf"^\({n}\) Corn maze #{game.pk} · mazesite$"))
+            expect(page.locator("#your-move")).to_have_text(f"Your move: {n}")
+            expect(page.locator("#favicon")).to_have_attribute("href", re.compile("your-move"))
+        else:
+            expect(page).to_have_title(f"Corn maze #{game.pk} · mazesite")
+            expect(page.locator("#your-move")).to_have_count(0)
+            expect(page.locator("#favicon")).to_have_attribute(
+                "href", re.compile(r"/favicon(\.[0-9a-f]+)?\.svg$")
+            )
+
+    counts(mover, 1)
+    counts(other, 0)
+    for ply, (player, waiting) in enumerate([(mover, other), (other, mover)], start=1):
+        game.refresh_from_db()
+        first, second = a_legal_move(game)
+        form = player.locator("#move-form")
+        form.locator(f"input[name=first][value={letter(first)}]").check()
+        form.locator(f"input[name=second][value={letter(second)}]").check()
+        form.get_by_role("button", name="Play").click()
+        player.locator(f"#log li[value='{ply}']").wait_for()
+        counts(player, 0)
+        waiting.locator(f"#log li[value='{ply}']").wait_for()  # by its poll
+        counts(waiting, 1)
