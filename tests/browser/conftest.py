@@ -11,11 +11,15 @@ import re
 import threading
 from collections.abc import Callable, Generator, Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from django.conf import settings
 
 from tests.conftest import unavailable
+
+if TYPE_CHECKING:
+    from games.models import Game
 
 # Playwright's sync API runs an event loop in the test thread; Django's ORM must still be usable.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
@@ -135,3 +139,27 @@ def new_page(
                     page.screenshot(path=ARTIFACTS / f"{name}-{i}-{j}.png", full_page=True)
     for context in contexts:
         context.close()
+
+
+def corn_maze_of_two(
+    creator: playwright_sync.Page, joiner: playwright_sync.Page
+) -> tuple[Game, playwright_sync.Page, playwright_sync.Page]:
+    """A 6x6 Corn maze that `creator` makes (taking the first seat) and `joiner` joins from the
+    lobby, each then on its page: (the game as it started, the page of the player to move, the
+    other's)."""
+    from games.engines import cornmaze
+    from games.models import Game
+
+    creator.goto("/new/cornmaze/")
+    creator.fill("input[name=size]", "6")
+    creator.click("text=Create the game")
+    creator.wait_for_url("**/games/*/")
+    game = Game.objects.get()
+    joiner.goto("/")
+    joiner.locator("#open-games").get_by_role("button", name="Join").click()
+    joiner.wait_for_url(f"**/games/{game.pk}/")
+    game.refresh_from_db()
+    assert game.state is not None
+    (seat,) = cornmaze.to_move(game.state)
+    mover, other = (creator, joiner) if seat == 0 else (joiner, creator)
+    return game, mover, other

@@ -9,7 +9,7 @@ from icalendar import Calendar
 from playwright.sync_api import Page, expect
 
 from games.engines import cornmaze
-from games.models import Game
+from tests.browser.conftest import corn_maze_of_two
 
 pytestmark = pytest.mark.browser
 
@@ -22,19 +22,9 @@ def feed_events(page: Page, link: str) -> list[str]:
 
 
 def test_the_account_page_makes_a_calendar_link_and_a_new_one(new_page) -> None:
-    alice, bob = new_page(), new_page()
-    alice.goto("/new/cornmaze/")
-    alice.fill("input[name=size]", "6")
-    alice.click("text=Create the game")
-    alice.wait_for_url("**/games/*/")
-    game = Game.objects.get()
-    bob.goto("/")
-    bob.locator("#open-games").get_by_role("button", name="Join").click()
-    bob.wait_for_url(f"**/games/{game.pk}/")
-    game.refresh_from_db()
+    game, mover, other = corn_maze_of_two(new_page(), new_page())
     assert game.state is not None
     (seat,) = cornmaze.to_move(game.state)
-    mover, other = (alice, bob) if seat == 0 else (bob, alice)
     other_name = game.seats.get(index=1 - seat).name
 
     mover.goto("/")

@@ -12,7 +12,8 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import Page, expect
 
-from games.models import Game, Vacation
+from games.models import Vacation
+from tests.browser.conftest import corn_maze_of_two
 
 pytestmark = pytest.mark.browser
 PASSWORD = "correct horse battery"
@@ -31,15 +32,8 @@ def test_a_player_takes_a_vacation_returns_and_the_opponent_sees_it(new_page) ->
     ann, bob = new_page(), new_page()
     sign_up(ann, "ann")
     sign_up(bob, "bob")
-    ann.goto("/new/cornmaze/")
-    ann.fill("input[name=size]", "6")
-    ann.click("text=Create the game")
-    ann.wait_for_url("**/games/*/")
-    game = Game.objects.get()
+    game, _, _ = corn_maze_of_two(ann, bob)
     url = f"/games/{game.pk}/"
-    bob.goto("/")
-    bob.locator("#open-games").get_by_role("button", name="Join").click()
-    bob.wait_for_url(f"**{url}")
     expect(bob.locator("#clocks .vacation")).to_have_count(0)
 
     # Ann goes away for three days, from her account page.

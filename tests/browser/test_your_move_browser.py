@@ -8,8 +8,7 @@ import re
 
 from playwright.sync_api import Page, expect
 
-from games.engines import cornmaze
-from games.models import Game
+from tests.browser.conftest import corn_maze_of_two
 from tests.conftest import a_legal_move
 
 
@@ -19,23 +18,8 @@ def letter(col: int) -> str:
 
 def test_the_other_players_lobby_title_counts_their_move_after_a_move(new_page, settings):
     settings.LOBBY_POLL_EVERY = "1s"  # the lobby's poll, 20 s on the site
-    alice, bob = new_page(), new_page()
-
-    alice.goto("/new/cornmaze/")
-    alice.fill("input[name=size]", "6")
-    alice.click("text=Create the game")
-    alice.wait_for_url("**/games/*/")
-    game = Game.objects.get()
+    game, mover, other = corn_maze_of_two(new_page(), new_page())
     url = f"/games/{game.pk}/"
-    bob.goto("/")
-    bob.locator("#open-games").get_by_role("button", name="Join").click()
-    bob.wait_for_url(f"**{url}")
-    alice.locator("#board").wait_for()
-
-    game.refresh_from_db()
-    assert game.state is not None
-    (seat,) = cornmaze.to_move(game.state)
-    mover, other = (alice, bob) if seat == 0 else (bob, alice)
     # The other player waits in the lobby: not their move, no count.
     other.goto("/")
     expect(other).to_have_title("Lobby · mazesite")
@@ -66,22 +50,7 @@ def test_a_game_pages_header_title_and_icon_follow_its_turn(new_page):
     """On the game's own page, without a reload: the mover's "Your move: 1", its "(1) " title
     and the icon's badge go with its move (the answer), and come to the other player's page with
     its poll; and back with the other's move."""
-    alice, bob = new_page(), new_page()
-    alice.goto("/new/cornmaze/")
-    alice.fill("input[name=size]", "6")
-    alice.click("text=Create the game")
-    alice.wait_for_url("**/games/*/")
-    game = Game.objects.get()
-    url = f"/games/{game.pk}/"
-    bob.goto("/")
-    bob.locator("#open-games").get_by_role("button", name="Join").click()
-    bob.wait_for_url(f"**{url}")
-    game.refresh_from_db()
-    assert game.state is not None
-    (seat,) = cornmaze.to_move(game.state)
-    mover, other = (alice, bob) if seat == 0 else (bob, alice)
-    mover.goto(url)
-    other.goto(url)
+    game, mover, other = corn_maze_of_two(new_page(), new_page())
 
     def counts(page: Page, n: int) -> None:
         if n:
