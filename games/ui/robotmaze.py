@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import random
+from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
@@ -44,6 +45,9 @@ class RobotmazeCreateForm(CreateForm):
         return {}, self.cleaned_data["clock"], ["", "" if bot == PERSON else bot]
 
 
+# A cell with no mark: no classes, no words.
+_UNMARKED = ("", "")
+
 # Each grid cell's name, row by row: the same on every grid.
 CELL_NAMES = [[rules.cell_name(r, c) for c in range(rules.SIZE)] for r in range(rules.SIZE)]
 
@@ -61,13 +65,12 @@ def _grid(
     plan: list[JSON] | None = None,
 ) -> list[list[dict[str, Any]]]:
     """The cells of a grid, each with its classes for the eye and its words for a screen
-    reader, in the same order. Most cells have neither: only the few that have are worked out
-    (a move's answer makes two grids of 100 cells)."""
+    reader, in the same order. Most cells have neither: the marks are worked out for the cells
+    they mark, kind by kind (a move's answer makes two grids of 100 cells)."""
     order = set(path or [])
     hit = {(w["at"], w["dir"]) for w in walls or []}
     # A cell's walls in the order U, D, L, R, whatever the order they were hit in.
-    wall_cells = {at for at, _ in hit}
-    walls_at = {at: "".join(d for d in "UDLR" if (at, d) in hit) for at in wall_cells}
+    walls_at = {at: "".join(d for d in "UDLR" if (at, d) in hit) for at, _ in hit}
     planned: dict[str, list[int]] = {}
     unknown: set[str] = set()
     bumped: set[str] = set()
@@ -78,64 +81,53 @@ def _grid(
             unknown.add(step["to"])
         if step["result"] in {"crate", "wall"}:
             bumped.add(step["to"] or step["from"])
-    marked = {rules.ENTRANCE, rules.EXIT} | crates | found | order | blockers | wall_cells
-    marked |= planned.keys() | bumped
+    classes: dict[str, list[str]] = defaultdict(list)
+    words: dict[str, list[str]] = defaultdict(list)
+
+    def mark(name: str, kind: str, text: str) -> None:
+        if kind:
+            classes[name].append(kind)
+        words[name].append(text)
+
+    mark(rules.ENTRANCE, "entrance", "entrance")
+    mark(rules.EXIT, "exit", "exit")
+    for name in crates:
+        mark(name, "crate", "crate")
+    for name in found:
+        mark(name, "found", "crate found by the robot" if name not in crates else "found")
+    for name in order:
+        mark(name, "path", "robot's path")
+    for name in blockers:
+        mark(name, "blocker", "blocks the way")
+    for name, cell_walls in walls_at.items():
+        mark(name, "", "wall hit " + " and ".join(TOWARDS[d] for d in cell_walls))
+    for name, numbers in planned.items():
+        steps = ", ".join(str(n) for n in numbers)
+        not_known = name in unknown
+        mark(name, "plan", f"program step {steps}" + (", not known yet" if not_known else ""))
+        if not_known:
+            classes[name].append("unknown")
+    for name in bumped:
+        mark(name, "bump", "the program bumps here")
+    shown = {name: (" ".join(classes[name]), "; ".join(said)) for name, said in words.items()}
     robot_colour = colour(robot_seat) if robot_seat is not None else ""
-    rows = []
-    for names in CELL_NAMES:
-        row = []
-        for name in names:
-            classes: list[str] = []
-            words: list[str] = []
-            cell_walls = ""
-            if name in marked:  # most cells are not: nothing to work out
-                if name == rules.ENTRANCE:
-                    classes.append("entrance")
-                    words.append("entrance")
-                if name == rules.EXIT:
-                    classes.append("exit")
-                    words.append("exit")
-                if name in crates:
-                    classes.append("crate")
-                    words.append("crate")
-                if name in found:
-                    classes.append("found")
-                    words.append("crate found by the robot" if name not in crates else "found")
-                if name in order:
-                    classes.append("path")
-                    words.append("robot's path")
-                if name in blockers:
-                    classes.append("blocker")
-                    words.append("blocks the way")
-                cell_walls = walls_at.get(name, "")
-                if cell_walls:
-                    words.append("wall hit " + " and ".join(TOWARDS[d] for d in cell_walls))
-                if name in planned:
-                    classes.append("plan")
-                    if name in unknown:
-                        classes.append("unknown")
-                    steps = ", ".join(str(n) for n in planned[name])
-                    words.append(
-                        f"program step {steps}" + (", not known yet" if name in unknown else "")
-                    )
-                if name in bumped:
-                    classes.append("bump")
-                    words.append("the program bumps here")
-            row.append(
-                {
-                    "name": name,
-                    "classes": " ".join(classes),
-                    "words": "; ".join(words),
-                    "robot": name == robot,
-                    "robot_colour": robot_colour,
-                    "walls": cell_walls,
-                    "clickable": clickable,
-                    "crate": name in crates,
-                    "step": planned[name][0] if name in planned else None,
-                }
-            )
-        rows.append(row)
-    return rows
+    return [
+        [
+            {
+                "name": name,
+                "classes": (marks := shown.get(name, _UNMARKED))[0],
+                "words": marks[1],
+                "robot": name == robot,
+                "robot_colour": robot_colour,
+                "walls": walls_at.get(name, ""),
+                "clickable": clickable,
+                "crate": name in crates,
+                "step": planned[name][0] if name in planned else None,
+            }
+            for name in names
+        ]
+        for names in CELL_NAMES
+    ]
 
 
 def program_plan(robot: JSON, program: str, runs: int) -> list[JSON]:
