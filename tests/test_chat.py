@@ -23,6 +23,7 @@ from games.chat import service as chat
 from games.mail import chatnews, digests, outbox, preferences
 from games.models import ChatMessage, ChatMute, ChatReport, Game, Outbox
 from games.play import core
+from tests.test_query_counts import KEPT_PAGE
 from tests.worker_fixtures import make_game, make_player, play_one, player_at, to_move
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
@@ -493,6 +494,8 @@ def test_the_game_page_costs_the_same_with_a_long_chat(table) -> None:
         return len(queries)
 
     before = {u.username: page_queries(u) for u in (ann, eve)}
+    # A kept page's own query, then the chat: its latest messages, and whom the viewer muted.
+    assert list(before.values()) == [KEPT_PAGE["player"] + 2] * 2
     authors = [ann, bob, eve]
     ChatMessage.objects.bulk_create(
         ChatMessage(

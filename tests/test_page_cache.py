@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import time_machine
 from django.conf import settings
+from django.contrib.auth.models import AnonymousUser
 from django.db import connection
 from django.test import Client, override_settings
 from django.test.utils import CaptureQueriesContext
@@ -20,7 +21,7 @@ from django.utils.html import escape
 
 from games import clock
 from games.archive import selectors
-from games.models import Game
+from games.models import ChatMessage, Game
 from games.pages import contexts
 from games.ui import wording
 from tests.conftest import _delete_cache_keys, play_to_the_end, seat_user, to_move
@@ -491,6 +492,10 @@ def test_the_keys_facts_are_the_same_by_the_orm_as_by_postgresqls_statement(
     game = make_cornmaze()
     post_move(game, cornmaze_form)
     game.refresh_from_db()
+    # Someone wrote in its chat (the facts say so: the page reads the chat only then).
+    ChatMessage.objects.create(
+        game=game, author=seat_user(game, 0), channel="players", text="hi", created_at=clock.now()
+    )
     vacations.vacation_start(
         user=seat_user(game, to_move(game)), until=clock.now() + timedelta(days=3)
     )
@@ -512,6 +517,9 @@ def test_the_keys_facts_are_the_same_by_the_orm_as_by_postgresqls_statement(
     for each in (game, banked, open_game):
         rows = game_cache._facts_rows(each.pk)
         assert rows and rows == game_cache._facts_rows_orm(each.pk), each.pk
+        assert game_cache.page_facts(each.pk, AnonymousUser(), clock.now()).chat_written is (
+            each == game
+        )
         # With a viewer's "Your move: N" counts: the same rows, and the counts its own read gives.
         for seat in each.seats.all():
             if seat.user is None:

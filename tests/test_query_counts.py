@@ -46,21 +46,22 @@ pytestmark = pytest.mark.django_db
 # one read of the plies since).
 MOVE_POST = {"cornmaze": 5, "robotmaze": 5, "mazerace": 5, "mazerace-live": 5}
 # A race's page reads no moves: it shows no log.
-# The full page shows the game's chat: one query for its latest messages (and one for whom the
-# viewer muted once there are messages; tests/test_chat.py pins that it does not grow).
+# The full page shows the game's chat: no query while nobody wrote in it (the key's statement
+# says whether anyone did), else one for its latest messages and one for whom the viewer muted
+# (tests/test_chat.py::test_the_game_page_costs_the_same_with_a_long_chat).
 # Every look first reads the key of the game's kept partial (games/pages/game_cache.py, one
 # query: the seats with the game's version; a signed-in viewer's full page reads "Your move: N"
 # for the header and title in the same statement); these are a page drawn afresh, the most it
 # costs.
-BY_TURNS_PAGE = {"player": 5, "other": 5, "spectator": 5, "anonymous": 5}
+BY_TURNS_PAGE = {"player": 4, "other": 4, "spectator": 4, "anonymous": 4}
 GAME_PAGE = {
     "cornmaze": BY_TURNS_PAGE,
     "robotmaze": BY_TURNS_PAGE,
-    "mazerace": {"player": 4, "other": 4, "spectator": 4, "anonymous": 4},
+    "mazerace": {"player": 3, "other": 3, "spectator": 3, "anonymous": 3},
 }
-# A look at a page whose partial is kept: the key with "Your move: N", and the chat; the htmx
-# partial alone, the key.
-KEPT_PAGE = {"player": 2, "anonymous": 2}
+# A look at a page whose partial is kept: the key with "Your move: N" (and the chat, once
+# anyone wrote); the htmx partial alone, the key.
+KEPT_PAGE = {"player": 1, "anonymous": 1}
 KEPT_PARTIAL = {"player": 1, "anonymous": 1}
 # The open games and the games in progress, with their seats, in one query; signed in, a page of
 # "your games" with their seats in one, "your finished games" in one (a page of the archive's

@@ -182,13 +182,14 @@ def _latest(game_id: int, channels: list[str]) -> list[ChatMessage]:
     return found
 
 
-def chat_read(*, game: Game, user: Any, is_player: bool) -> ChatView:
+def chat_read(*, game: Game, user: Any, is_player: bool, written: bool | None = None) -> ChatView:
     """The latest LATEST messages this viewer may read, without the muted people's (two
-    queries; one when nobody wrote). Marks them read for a player (chatnews), so that no mail
-    tells of them."""
+    queries; one when nobody wrote; none when the caller knows nobody wrote: `written`
+    False, as a game page's facts tell). Marks them read for a player (chatnews), so that no
+    mail tells of them."""
     over = game.is_over
     channels = visible_channels(is_player=is_player, over=over)
-    rows = _latest(game.pk, channels)
+    rows = _latest(game.pk, channels) if written is not False else []
     view = ChatView(
         is_player=is_player,
         over=over,

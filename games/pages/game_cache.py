@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -41,12 +41,13 @@ from django.contrib.messages import get_messages
 from django.contrib.staticfiles.storage import staticfiles_storage
 from django.core.cache import cache
 from django.db import connection
+from django.db.models import Exists, OuterRef
 from django.http import HttpRequest
 
 from games import clock
 from games.archive import selectors
 from games.chat.service import ChatView
-from games.models import Clock, Game, Seat, vacation_now
+from games.models import ChatMessage, Clock, Game, Seat, vacation_now
 
 logger = logging.getLogger(__name__)
 
@@ -77,6 +78,9 @@ class PageFacts:
     deadlines: dict[int, datetime]
     # The viewer's "Your move: N" counts (selectors.your_move_count), when read with the facts.
     your_move_counts: tuple[int, int] | None = None
+    # Whether anyone wrote in the game's chat, if read with the facts (None: not known): a page
+    # whose game has no message (most games) reads no chat (chat_read). Not part of the key.
+    chat_written: bool | None = field(default=None, compare=False)
 
 
 # What the key is made of, in one statement by the seats' index (game_id, index) written out:
@@ -86,6 +90,7 @@ SELECT s.index, s.user_id, s.reserved_for_id, s.bot, s.deadline, s.bank, s.place
        v.started_at, v.until,
        g.version, g.status, g.seed_sha256, g.clock, g.race_starts_at,
        g.clock_options ? 'bank_days', g.created_by_id, g.kind,
+       EXISTS (SELECT 1 FROM games_chatmessage c WHERE c.game_id = g.id),
        s.ready_at, s.finished_at, u.username"""
 _FACTS_FROM = """games_seat s
 JOIN games_game g ON g.id = s.game_id
@@ -123,6 +128,7 @@ def _facts_rows_orm(game_id: int) -> list[tuple[Any, ...]]:
     rows = (
         Seat.objects.filter(game_id=game_id)
         .order_by("index")
+        .annotate(chat_written=Exists(ChatMessage.objects.filter(game_id=OuterRef("game_id"))))
         .values_list(
             "index",
             "user_id",
@@ -141,6 +147,7 @@ def _facts_rows_orm(game_id: int) -> list[tuple[Any, ...]]:
             "game__clock_options",
             "game__created_by_id",
             "game__kind",
+            "chat_written",
             "ready_at",
             "finished_at",
             "user__username",
@@ -162,7 +169,8 @@ def _facts_rows_of(game: Game) -> list[tuple[Any, ...]]:
                 vacation.until if vacation else None,
                 *(game.version, game.status, game.seed_sha256, game.clock, game.race_starts_at),
                 "bank_days" in (game.clock_options or {}),
-                *(game.created_by_id, game.kind, s.ready_at, s.finished_at),
+                # Whether the chat has a message: not known (a move's answer shows no chat).
+                *(game.created_by_id, game.kind, None, s.ready_at, s.finished_at),
                 s.user.username if s.user else None,
             )
         )
@@ -191,7 +199,9 @@ def page_facts(
         counts = (rows[0][-2], rows[0][-1])
         rows = [r[:-2] for r in rows]
     first = rows[0]
-    version, status, seed_sha, game_clock, race_starts_at, banked, created_by, kind = first[9:17]
+    version, status, seed_sha, game_clock, race_starts_at, banked, created_by, kind, written = (
+        first[9:18]
+    )
     deadlines = {r[0]: r[4] for r in rows if r[4] is not None}
     seat = next((r[0] for r in rows if me is not None and r[1] == me), None)
     facts = PageFacts(
@@ -201,6 +211,7 @@ def page_facts(
         is_player=seat is not None,
         deadlines=deadlines,
         your_move_counts=counts,
+        chat_written=written,
     )
     if (
         status != Game.Status.ACTIVE

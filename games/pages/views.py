@@ -204,9 +204,10 @@ def _game_response(
     elif watch is not None:
         mail_views.game_watched(request, game_id)
     if facts and html is not None:
-        filled = game_cache.fill(html, get_token(request), facts.deadlines, now)
+        token = get_token(request)
+        filled = game_cache.fill(html, token, facts.deadlines, now)
         if filled is not None:
-            return _game_kept(request, filled, status, shell)
+            return _game_kept(request, filled, status, shell, token)
     # The moves are read only for a page that shows its log: a live race polled twice a
     # second has hundreds of steps and shows none of them.
     if game is None:
@@ -219,9 +220,10 @@ def _game_response(
         html = render_to_string("games/game.html#game", game_cache.marked(context), request)
         game_cache.keep(facts.key, html)
         deadlines = {s.index: s.deadline for s in game.seats.all() if s.deadline is not None}
-        filled = game_cache.fill(html, get_token(request), deadlines, now)
+        token = get_token(request)
+        filled = game_cache.fill(html, token, deadlines, now)
         if filled is not None:
-            return _game_kept(request, filled, status, shell)
+            return _game_kept(request, filled, status, shell, token)
     template = "games/game.html"
     if request.htmx:
         template += "#game"
@@ -262,7 +264,7 @@ def _page_shell(
     context = {
         "game": game,
         "title": ENGINES[facts.kind].TITLE,
-        **chat_context(request, game, facts.is_player),
+        **chat_context(request, game, facts.is_player, facts.chat_written),
         "chat_error": chat_error,
         "chat_text": chat_text,
     }
@@ -274,9 +276,11 @@ def _page_shell(
 
 
 def _game_kept(
-    request: HtmxHttpRequest, html: str, status: int, shell: _PageShell | None
+    request: HtmxHttpRequest, html: str, status: int, shell: _PageShell | None, token: str
 ) -> HttpResponse:
-    """The page or partial around a kept partial (a game in progress: never stored)."""
+    """The page or partial around a kept partial (a game in progress: never stored), whose
+    CSRF token is `token`: the shell's forms get the same one (each get_token masks the secret
+    anew, 32 random characters)."""
     if shell is None:
         return _kept_response(request, html, status)
     context = shell.context
@@ -293,7 +297,7 @@ def _game_kept(
         }
         kept = render_to_string("games/game.html", marked, request)
         game_cache.keep(shell.key, kept)
-    page = game_cache.shell_fill(kept, get_token(request), html)
+    page = game_cache.shell_fill(kept, token, html)
     if page is None:
         context["game_html"] = mark_safe(html)  # noqa: S308 - drawn by the template
         return _not_stored(TemplateResponse(request, "games/game.html", context, status=status))  # type: ignore[return-value]
@@ -608,9 +612,14 @@ def game_invite(request: HtmxHttpRequest, game_id: int, token: str) -> HttpRespo
 # --- the chat (games/chat) --------------------------------------------------------------------
 
 
-def chat_context(request: HtmxHttpRequest, game: Game, is_player: bool) -> dict[str, Any]:
+def chat_context(
+    request: HtmxHttpRequest, game: Game, is_player: bool, written: bool | None = None
+) -> dict[str, Any]:
+    """The chat's part of a game page; `written`: whether the game has any message at all,
+    if known (chat.chat_read)."""
+    chat_view = chat.chat_read(game=game, user=request.user, is_player=is_player, written=written)
     return {
-        "chat": chat.chat_read(game=game, user=request.user, is_player=is_player),
+        "chat": chat_view,
         "chat_poll_every": settings.CHAT_POLL_EVERY,
     }
 
