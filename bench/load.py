@@ -18,8 +18,9 @@ client sends a request as soon as the last one answered, one at a time, keep-ali
 `--seconds` long after a short warm-up that is not counted:
 
 1. yardstick: N clients GET /bench/yardstick (BENCH_YARDSTICK=1): one indexed query, no template;
-   measured again just before the Robot Maze Race moves and before the game page, so that
-   each of issue 13's ratios is to the yardstick of the minute next to it;
+   measured again just before the Robot Maze Race moves and before the game page: each table
+   shows its ratios to the window just before it, and issue 13's targets are judged against
+   the fastest of the three;
 2. move POST, Corn maze, then the same for Robot Maze Race: N clients, each with two guests of
    its own and games between them (made before the window, 2 to 8 a client), posting moves
    only: always for whichever of its guests is to move, in one game after the other. The client
@@ -49,11 +50,12 @@ table where the machine's time went: the CPU of gunicorn, PostgreSQL, Redis, the
 this client itself per request answered (from /proc); then checks that every move the site
 acknowledged (200), in any phase, is in the database. With `--bulk`, it then times the lobby and
 a game page with 50 clients, adds that many games by SQL (finished, a tenth running, one in a
-hundred open, seats for 1,000 players) and times them again. Last, issue 13's
-targets, each "met" or "not met": per N, the move POST of each game and the full game page at
->= 0.5 of the yardstick measured just before it, the p95 of all requests of the players phase
-and of each kind with 20 requests or more < 50 ms ("too few" for the others, whose p95 is their
-slowest); over the whole run, 0 errors and 0 acknowledged moves missing from the database.
+hundred open, seats for 1,000 players) and times them again. Last, issue 13's targets, each
+"met" or "not met": per N, the move POST of each game and the full game page at >= 0.5 of the
+fastest of the run's yardstick windows (a slow window flatters what follows it), the p95 of all
+requests of the players phase and of each kind with 20 requests or more < 50 ms ("too few" for
+the others, whose p95 is their slowest); over the whole run, 0 errors and 0 acknowledged moves
+missing from the database.
 
 The bench raises the limits that every client from 127.0.0.1 would share, and the moves' per
 seat (`move_seat`, still checked on every move), which a move client would reach once the move
@@ -1181,13 +1183,18 @@ def targets(by_n: dict[int, dict[str, Row]], errors: int, lost: int) -> bool:
     """Issue 13's targets against what was measured; True when none is not met."""
     lines: list[tuple[str, str, bool | None]] = []
     for n, figures in by_n.items():
+        # Each ratio is judged against the fastest of the run's yardstick windows: a window that
+        # ran slow (one run's first came out at 536 req/s, its next two at 1,169 and 1,189)
+        # would flatter the target measured after it.
+        y = max(
+            (r.rate for key, r in figures.items() if key.startswith("yardstick before ")),
+            default=0.0,
+        )
         for title, endpoint, label in (
             ("moves cornmaze", "move cornmaze", "Corn maze move POST"),
             ("moves robotmaze", "move robotmaze", "Robot Maze Race move POST"),
             ("game page", "game page", "game page"),
         ):
-            yard = figures.get(f"yardstick before {title}: yardstick")
-            y = yard.rate if yard else 0.0
             r = figures.get(f"{title}: {endpoint}")
             x = r.rate / y if r and y else 0.0
             got = f"{x:.3f} ({r.rate if r else 0:.0f} / {y:.0f} req/s)"
