@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import os
 import re
@@ -295,9 +296,25 @@ USER_CACHE_PREFIX = "user:1:"
 # its read of the user to keeping it.
 USER_CACHE_MARK_SECONDS = 5
 
-# The game page's drawn move logs are kept in the cache under this prefix (games/pages/
-# contexts.py); the tests give each test its own.
-GAME_LOG_CACHE_PREFIX = "game-log:1:"
+
+def drawing_version(base: Path, folders: tuple[str, ...] = ("games", "templates")) -> str:
+    """A hash of the code and templates under `folders` (their .py and .html files, names and
+    contents): what draws the pages, partials and logs kept in the cache. In their keys, so that
+    a deploy that changes how a page is drawn never serves one drawn by the code before it (the
+    static files' own hash only covers the addresses a page names)."""
+    digest = hashlib.sha256()
+    for folder in folders:
+        for path in sorted((base / folder).rglob("*")):
+            if path.suffix in {".py", ".html"} and path.is_file():
+                digest.update(str(path.relative_to(base)).encode() + b"\0")
+                digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()[:12]
+
+
+# The game page's drawn move logs, partials and page shells are kept in the cache under this
+# prefix (games/pages/contexts.py, game_cache.py), new with each change to what draws them; the
+# tests give each test its own.
+GAME_LOG_CACHE_PREFIX = f"game-log:{drawing_version(BASE_DIR)}:"
 
 # Health (/healthz, games/health.py): 200 only while the database and the broker answer and a
 # worker's heartbeat and the last sweep are at most HEALTH_FRESH_SECONDS old. Each worker

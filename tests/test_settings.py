@@ -79,3 +79,29 @@ def test_rates_can_be_overridden_and_a_bad_one_fails_loudly():
         result = manage("check", RATE_LIMITS=bad)
         assert result.returncode != 0, bad
         assert "RATE_LIMITS:" in result.stderr
+
+
+def test_kept_pages_are_keyed_by_the_code_and_templates_that_draw_them(tmp_path: Path) -> None:
+    """A deploy that changes a template or the drawing code moves the kept pages, partials and
+    logs to new keys (GAME_LOG_CACHE_PREFIX): none drawn by the code before it is served."""
+    from mazesite import settings as site
+
+    (tmp_path / "templates" / "games").mkdir(parents=True)
+    (tmp_path / "games" / "ui").mkdir(parents=True)
+    page = tmp_path / "templates" / "games" / "game.html"
+    page.write_text("<p>{{ game }}</p>")
+    drawing = tmp_path / "games" / "ui" / "board.py"
+    drawing.write_text("CELL = '<td>'\n")
+    first = site.drawing_version(tmp_path)
+    assert site.drawing_version(tmp_path) == first  # the same files, the same keys
+    (tmp_path / "games" / "notes.txt").write_text("not code")
+    (tmp_path / "games" / "ui" / "board.cpython-311.pyc").write_bytes(b"\x00")
+    assert site.drawing_version(tmp_path) == first
+    page.write_text("<p class='title'>{{ game }}</p>")
+    second = site.drawing_version(tmp_path)
+    drawing.write_text("CELL = '<td class=\"cell\">'\n")
+    third = site.drawing_version(tmp_path)
+    drawing.rename(tmp_path / "games" / "ui" / "grid.py")
+    fourth = site.drawing_version(tmp_path)
+    assert len({first, second, third, fourth}) == 4
+    assert f"game-log:{site.drawing_version(site.BASE_DIR)}:" == site.GAME_LOG_CACHE_PREFIX
