@@ -185,6 +185,10 @@ LOGOUT_REDIRECT_URL = "lobby"
 LOBBY_POLL_EVERY = f"{env_int('LOBBY_POLL_SECONDS', 20)}s"
 # How often a game page's chat asks for new messages (a 204 while there is none).
 CHAT_POLL_EVERY = f"{env_int('CHAT_POLL_SECONDS', 5)}s"
+# A player's page of a finished game waits this long after the end for the other players'
+# rematch offer, asking every REMATCH_POLL_EVERY (the game's version moves when one is made).
+REMATCH_WAIT_SECONDS = env_int("REMATCH_WAIT_SECONDS", 3600)
+REMATCH_POLL_EVERY = f"{env_int('REMATCH_POLL_SECONDS', 10)}s"
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

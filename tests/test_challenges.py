@@ -16,6 +16,7 @@ from django.core import mail
 from django.test import Client
 from django.urls import reverse
 
+from games import clock
 from games.accounts.guests import guest_create
 from games.archive import selectors
 from games.mail import outbox, preferences
@@ -299,6 +300,62 @@ def test_a_rematch_against_bots_starts_at_once_and_refusals_change_nothing(make_
         (1, player.pk, ""),
     ]
     assert not Outbox.objects.filter(kind="challenge").exists()
+
+
+POLL = re.compile(r'id="game"[^>]*hx-get="([^"]+)"')
+
+
+def game_poll(client: Client, game: Game) -> str | None:
+    """The address the game's partial polls on this viewer's page, None if it does not poll."""
+    found = POLL.search(client.get(reverse("game", args=[game.pk])).content.decode())
+    return found.group(1).replace("&amp;", "&") if found else None
+
+
+def test_a_players_finished_game_waits_for_the_rematch_offer_and_shows_it_when_it_comes(
+    make_cornmaze,
+) -> None:
+    """A player's page of a game just finished asks for a rematch offer (a 204 while there is
+    none) for REMATCH_WAIT_SECONDS; the other player's offer moves the game's version, so the
+    next poll draws the offer. Nobody else's page polls, nor a game against bots alone."""
+    game = play_to_the_end(make_cornmaze())
+    assert game.status == Game.Status.FINISHED
+    ann, bob = client_for(seat_user(game, 0)), client_for(seat_user(game, 1))
+    assert game_poll(client_for(make_player()), game) is None
+    assert game_poll(Client(), game) is None
+    poll = game_poll(ann, game)
+    assert poll is not None and "rematch_until=" in poll
+    htmx = {"HTTP_HX_REQUEST": "true"}
+    assert ann.get(poll, **htmx).status_code == 204
+    plain = reverse("game", args=[game.pk]) + f"?since={game.version}"
+    assert ann.get(plain, **htmx).status_code == 286  # a page drawn without the wait stops
+    challenges.rematch_offer(game_id=game.pk, user=seat_user(game, 1))
+    answer = ann.get(poll, **htmx)
+    assert answer.status_code == 200
+    assert 'id="rematch-offer"' in answer.content.decode()
+    assert game_poll(ann, game) is None  # the offer is there: nothing more to wait for
+    # Past the wait, a page no longer asks, and an old page's poll is told to stop.
+    other = play_to_the_end(make_cornmaze())
+    cat = client_for(seat_user(other, 0))
+    waiting = game_poll(cat, other)
+    assert waiting is not None
+    later = clock.now() + timedelta(seconds=django_settings.REMATCH_WAIT_SECONDS + 1)
+    with time_machine.travel(later):
+        assert game_poll(cat, other) is None
+        assert cat.get(waiting, **htmx).status_code == 286
+    assert game_poll(bob, game) is None  # the offerer's own: its offer is there
+
+
+def test_a_finished_game_against_bots_alone_does_not_wait_for_a_rematch() -> None:
+    player = make_player()
+    game = core.game_create(
+        kind="cornmaze",
+        creator=player,
+        options={},
+        clock_choice="P3D",
+        seats=[core.SeatPlan(), core.SeatPlan(bot="simple")],
+    )
+    core.game_resign(game_id=game.pk, user=player)
+    assert game_poll(client_for(player), game) is None
 
 
 # --- invite links -------------------------------------------------------------------------

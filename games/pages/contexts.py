@@ -298,6 +298,17 @@ def game_context(
         **extra,
     }
     context.update(challenge_context(game, seats, my_seat, user, movers, ui.hide_log))
+    other_people = any(s.user_id is not None and s != my_seat for s in seats)
+    if context["can_rematch"] and other_people and game.finished_at is not None:
+        # A player's finished game with other people: the page asks for their rematch offer
+        # for a while.
+        until = int(
+            (game.finished_at + timedelta(seconds=settings.REMATCH_WAIT_SECONDS)).timestamp()
+        )
+        if until > clock.now().timestamp():
+            context.update(
+                polling=True, poll_every=settings.REMATCH_POLL_EVERY, rematch_wait_until=until
+            )
     return context
 
 

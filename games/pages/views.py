@@ -159,12 +159,13 @@ def game_detail(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
             raise Http404("No such game.")
         version, status = current
         if str(version) == since:
-            unchanged = (
-                HttpResponseStopPolling()
-                if status in {Game.Status.FINISHED, Game.Status.ABORTED}
-                else HttpResponse(status=204)
-            )
-            return _not_stored(unchanged)
+            over = status in {Game.Status.FINISHED, Game.Status.ABORTED}
+            # A player's page of a finished game asks until the time it was given for a rematch
+            # offer (contexts.game_context), which moves the version.
+            rematch_until = ascii_int(request.GET.get("rematch_until"), max_digits=12) or 0
+            if status == Game.Status.FINISHED and clock.now().timestamp() < rematch_until:
+                over = False
+            return _not_stored(HttpResponseStopPolling() if over else HttpResponse(status=204))
         return _game_response(request, game_id)
     return _game_response(request, game_id, watch=mail_views.game_watch(request, game_id))
 

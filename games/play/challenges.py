@@ -164,6 +164,9 @@ def rematch_offer(*, game_id: int, user: User) -> Game:
             raise GameError("A rematch can be offered once the game is finished.")
         if Game.objects.filter(rematch_of=old).exists():
             raise GameError("A rematch of this game was offered already.")
+        # The other players' pages of the finished game, which wait for an offer, show it.
+        old.version += 1
+        old.save(update_fields=["version"])
         seed, seed_sha256 = Game.new_seed()
         game = Game.objects.create(
             kind=old.kind,

@@ -1,8 +1,8 @@
 """Playing with people one knows, in separate browsers (issue 15, parts 1 and 2): Alice
 challenges Bob from his player page, Bob accepts in his lobby, they play a move, the game ends
-and Alice offers a rematch that Bob accepts on the finished game's page; a guest joins Alice's
-private game through its invite link and aborts it before anyone else moved; Alice withdraws
-an open game."""
+and Alice offers a rematch that Bob, on the finished game's page, sees come and accepts; a guest
+joins Alice's private game through its invite link and aborts it before anyone else moved; Alice
+withdraws an open game."""
 
 from __future__ import annotations
 
@@ -39,7 +39,8 @@ def new_game(page: Page, **fields: str) -> Game:
     return game
 
 
-def test_challenge_accept_play_rematch_invite_abort_and_withdraw(new_page):
+def test_challenge_accept_play_rematch_invite_abort_and_withdraw(new_page, settings):
+    settings.REMATCH_POLL_EVERY = "1s"  # how often Bob's finished game asks for an offer
     make_player("alice")
     make_player("bob")
     alice, bob, friend = new_page(), new_page(), new_page()
@@ -79,14 +80,18 @@ def test_challenge_accept_play_rematch_invite_abort_and_withdraw(new_page):
     bob.get_by_role("button", name="Resign").click()
     expect(bob.locator("#status")).to_contain_text("Game over")
 
-    # The finished game: Alice offers a rematch, Bob sees the offer there and accepts.
+    # The finished game: Alice offers a rematch; Bob, still on its page, sees the offer come
+    # without a reload, and accepts.
+    expect(bob.locator("#rematch-offer")).to_have_count(0)
+    # Bob's page has asked at least once and was told there is nothing yet (and goes on).
+    with bob.expect_response(lambda r: "rematch_until=" in r.url and r.status == 204):
+        pass
     alice.goto(f"/games/{game.pk}/")
     alice.get_by_role("button", name="Rematch").click()
     rematch = Game.objects.get(rematch_of=game)
     alice.wait_for_url(f"**/games/{rematch.pk}/")
     expect(alice.locator("#rematch-of")).to_contain_text(f"game #{game.pk}")
     expect(alice.locator("#challenge-state")).to_contain_text("Waiting for bob")
-    bob.goto(f"/games/{game.pk}/")
     offer = bob.locator("#rematch-offer")
     expect(offer).to_contain_text("alice offered a rematch")
     offer.get_by_role("button", name="Accept the rematch").click()
