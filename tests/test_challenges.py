@@ -249,6 +249,15 @@ def test_abort_is_refused_once_another_player_moved(make_cornmaze) -> None:
 # --- rematch ------------------------------------------------------------------------------
 
 
+POLL = re.compile(r'id="game"[^>]*hx-get="([^"]+)"')
+
+
+def game_poll(client: Client, game: Game) -> str | None:
+    """The address the game's partial polls on this viewer's page, None if it does not poll."""
+    found = POLL.search(client.get(reverse("game", args=[game.pk])).content.decode())
+    return found.group(1).replace("&amp;", "&") if found else None
+
+
 def test_a_rematch_turns_the_seats_copies_the_options_and_starts_when_all_accept(
     make_cornmaze,
 ) -> None:
@@ -293,6 +302,8 @@ def test_a_rematch_against_bots_starts_at_once_and_refusals_change_nothing(make_
         challenges.rematch_offer(game_id=game.pk, user=make_player())
     assert snapshot() == before
     core.game_resign(game_id=game.pk, user=player)
+    # Nobody else to offer one: the finished game's page does not wait for an offer.
+    assert game_poll(client_for(player), game) is None
     rematch = challenges.rematch_offer(game_id=game.pk, user=player)
     assert rematch.status == Game.Status.ACTIVE
     assert [(s.index, s.user_id, s.bot) for s in rematch.seats.order_by("index")] == [
@@ -302,21 +313,13 @@ def test_a_rematch_against_bots_starts_at_once_and_refusals_change_nothing(make_
     assert not Outbox.objects.filter(kind="challenge").exists()
 
 
-POLL = re.compile(r'id="game"[^>]*hx-get="([^"]+)"')
-
-
-def game_poll(client: Client, game: Game) -> str | None:
-    """The address the game's partial polls on this viewer's page, None if it does not poll."""
-    found = POLL.search(client.get(reverse("game", args=[game.pk])).content.decode())
-    return found.group(1).replace("&amp;", "&") if found else None
-
-
 def test_a_players_finished_game_waits_for_the_rematch_offer_and_shows_it_when_it_comes(
     make_cornmaze,
 ) -> None:
     """A player's page of a game just finished asks for a rematch offer (a 204 while there is
     none) for REMATCH_WAIT_SECONDS; the other player's offer moves the game's version, so the
-    next poll draws the offer. Nobody else's page polls, nor a game against bots alone."""
+    next poll draws the offer. Nobody else's page polls (nor one of a game against bots alone:
+    test_a_rematch_against_bots_starts_at_once_and_refusals_change_nothing)."""
     game = play_to_the_end(make_cornmaze())
     assert game.status == Game.Status.FINISHED
     ann, bob = client_for(seat_user(game, 0)), client_for(seat_user(game, 1))
@@ -343,19 +346,6 @@ def test_a_players_finished_game_waits_for_the_rematch_offer_and_shows_it_when_i
         assert game_poll(cat, other) is None
         assert cat.get(waiting, **htmx).status_code == 286
     assert game_poll(bob, game) is None  # the offerer's own: its offer is there
-
-
-def test_a_finished_game_against_bots_alone_does_not_wait_for_a_rematch() -> None:
-    player = make_player()
-    game = core.game_create(
-        kind="cornmaze",
-        creator=player,
-        options={},
-        clock_choice="P3D",
-        seats=[core.SeatPlan(), core.SeatPlan(bot="simple")],
-    )
-    core.game_resign(game_id=game.pk, user=player)
-    assert game_poll(client_for(player), game) is None
 
 
 # --- invite links -------------------------------------------------------------------------
