@@ -627,8 +627,8 @@ def paced_game(
     move_at = now + rng.uniform(*THINK_SECONDS) if MOVE_FORM.search(section) else None
     while not stop.is_set():
         polling = POLLING.search(section)
-        if polling is None:
-            return  # over
+        if polling is None or "rematch_until=" in polling.group(1):
+            return  # over (a player's finished game polls only for a rematch offer)
         due = min(poll_at, chat_at, move_at if move_at is not None else float("inf"))
         if stop.wait(max(0.0, due - time.monotonic())):
             return

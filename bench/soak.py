@@ -187,8 +187,13 @@ class Page(HTMLParser):
 
     @property
     def polling(self) -> bool:
-        """The game's page still polls: the game is not over."""
-        return self.game is not None and "hx-get" in self.game
+        """The game's page still polls for the game: it is not over (a player's page of a
+        finished game polls only for a rematch offer)."""
+        return (
+            self.game is not None
+            and "hx-get" in self.game
+            and "rematch_until=" not in self.game["hx-get"]
+        )
 
     @property
     def poll_url(self) -> str:
