@@ -126,6 +126,13 @@ BLOCKED_AFTER = re.compile(r"data-blocked-after='([^']*)'")
 PLAY_DISABLED = re.compile(r'<button type="submit" id="play"[^>]*disabled')
 
 
+def game_over(section: str) -> bool:
+    """Whether a game's page or partial shows it over: it no longer polls, or polls only for a
+    rematch offer (a player's page of a finished game)."""
+    polling = POLLING.search(section)
+    return polling is None or "rematch_until=" in polling.group(1)
+
+
 # --- what was measured -------------------------------------------------------------------------
 
 
@@ -406,8 +413,8 @@ def play_game(
         if status != 200:
             stop.wait(0.2)
             continue
-        if POLLING.search(text) is None:
-            return  # over
+        if game_over(text):
+            return
         form = MOVE_FORM.search(text)
         if form is not None:
             move(client, kind, game_id, form.group(1), rng, form.group(0)[:2000])
@@ -627,8 +634,8 @@ def paced_game(
     move_at = now + rng.uniform(*THINK_SECONDS) if MOVE_FORM.search(section) else None
     while not stop.is_set():
         polling = POLLING.search(section)
-        if polling is None or "rematch_until=" in polling.group(1):
-            return  # over (a player's finished game polls only for a rematch offer)
+        if polling is None or game_over(section):
+            return
         due = min(poll_at, chat_at, move_at if move_at is not None else float("inf"))
         if stop.wait(max(0.0, due - time.monotonic())):
             return
