@@ -454,6 +454,24 @@ class GameRows:
             raise LookupError(f"game {game_id} has no state")
         return row[0], int(row[1]), int(row[2])
 
+    def statuses(self, game_ids: list[int]) -> dict[str, int]:
+        """How many of these games are in each status (a game counted once per time named)."""
+        import psycopg
+
+        with self.lock:
+            if self.conn is None:
+                self.conn = psycopg.connect(self.url, autocommit=True)
+            found = dict(
+                self.conn.execute(
+                    "SELECT id, status FROM games_game WHERE id = ANY(%s)", [game_ids]
+                ).fetchall()
+            )
+        counts: dict[str, int] = {}
+        for game_id in game_ids:
+            status = found.get(game_id, "missing")
+            counts[status] = counts.get(status, 0) + 1
+        return counts
+
 
 RULES: dict[str, Any] = {"cornmaze": cornmaze, "robotmaze": robotmaze}
 MOVE_PLIES = 60  # a game played this far is set aside for another: real games are shorter
@@ -856,6 +874,11 @@ def players_run(
     table(f"{n} players: play", phase("play", roles, play), yardstick)
     seated = [g for g in guests if client_game.get(id(g))]
     yardstick = yardstick_now("game page")
+    # A game in progress has its page kept (games/pages/game_cache.py); a finished or open one
+    # is drawn for every look, several times the cost: the mix, which the play phase leaves
+    # different in each run, moves the phase's figure.
+    mix = db.statuses([client_game[id(g)] for g in seated])
+    print(f"the game page phase's games: {', '.join(f'{k} {v}' for k, v in sorted(mix.items()))}")
     table(
         f"{n} players: game page (full page, signed in)",
         phase(
