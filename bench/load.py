@@ -438,33 +438,37 @@ class GameRows:
         self.lock = threading.Lock()
         self.conn: Any = None
 
-    def read(self, game_id: int) -> tuple[dict[str, Any], int, int]:
+    def _connection(self) -> Any:
+        """The bench's own connection, made at first use; the caller holds the lock."""
         import psycopg
 
+        if self.conn is None:
+            self.conn = psycopg.connect(self.url, autocommit=True)
+        return self.conn
+
+    def read(self, game_id: int) -> tuple[dict[str, Any], int, int]:
         with self.lock:
-            if self.conn is None:
-                self.conn = psycopg.connect(self.url, autocommit=True)
-            row = self.conn.execute(
-                "SELECT g.state, g.ply, s.index FROM games_game g "
-                "JOIN games_seat s ON s.game_id = g.id AND s.user_id = g.created_by_id "
-                "WHERE g.id = %s",
-                [game_id],
-            ).fetchone()
+            row = (
+                self._connection()
+                .execute(
+                    "SELECT g.state, g.ply, s.index FROM games_game g "
+                    "JOIN games_seat s ON s.game_id = g.id AND s.user_id = g.created_by_id "
+                    "WHERE g.id = %s",
+                    [game_id],
+                )
+                .fetchone()
+            )
         if row is None or row[0] is None:
             raise LookupError(f"game {game_id} has no state")
         return row[0], int(row[1]), int(row[2])
 
     def statuses(self, game_ids: list[int]) -> dict[str, int]:
         """How many of these games are in each status (a game counted once per time named)."""
-        import psycopg
-
         with self.lock:
-            if self.conn is None:
-                self.conn = psycopg.connect(self.url, autocommit=True)
             found = dict(
-                self.conn.execute(
-                    "SELECT id, status FROM games_game WHERE id = ANY(%s)", [game_ids]
-                ).fetchall()
+                self._connection()
+                .execute("SELECT id, status FROM games_game WHERE id = ANY(%s)", [game_ids])
+                .fetchall()
             )
         counts: dict[str, int] = {}
         for game_id in game_ids:

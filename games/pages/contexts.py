@@ -298,10 +298,13 @@ def game_context(
         **extra,
     }
     context.update(challenge_context(game, seats, my_seat, user, movers, ui.hide_log))
-    other_people = any(s.user_id is not None and s != my_seat for s in seats)
-    if context["can_rematch"] and other_people and game.finished_at is not None:
+    if (
+        context["can_rematch"]
+        and game.finished_at is not None
+        and any(s.user_id is not None and s != my_seat for s in seats)
+    ):
         # A player's finished game with other people: the page asks for their rematch offer
-        # for a while.
+        # for a while (views.game_detail's poll).
         until = int(
             (game.finished_at + timedelta(seconds=settings.REMATCH_WAIT_SECONDS)).timestamp()
         )

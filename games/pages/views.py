@@ -159,12 +159,11 @@ def game_detail(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
             raise Http404("No such game.")
         version, status = current
         if str(version) == since:
-            over = status in {Game.Status.FINISHED, Game.Status.ABORTED}
             # A player's page of a finished game asks until the time it was given for a rematch
             # offer (contexts.game_context), which moves the version.
             rematch_until = ascii_int(request.GET.get("rematch_until"), max_digits=12) or 0
-            if status == Game.Status.FINISHED and clock.now().timestamp() < rematch_until:
-                over = False
+            waiting = status == Game.Status.FINISHED and clock.now().timestamp() < rematch_until
+            over = status in {Game.Status.FINISHED, Game.Status.ABORTED} and not waiting
             return _not_stored(HttpResponseStopPolling() if over else HttpResponse(status=204))
         return _game_response(request, game_id)
     return _game_response(request, game_id, watch=mail_views.game_watch(request, game_id))
