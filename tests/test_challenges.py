@@ -146,6 +146,10 @@ def test_decline_calls_it_off_and_a_second_answer_is_refused() -> None:
         with pytest.raises(core.GameError, match="declined, so it will not start"):
             answer(game_id=game.pk, user=carol)
     assert snapshot() == before
+    # Carol's seat is still kept for her, but the page asks no answer of her any more.
+    body = client_for(carol).get(reverse("game", args=[game.pk])).content.decode()
+    assert "a challenged player said no" in body
+    assert 'id="challenge-answer"' not in body and 'id="accept"' not in body
     # The unsent challenge mail is not wanted any more.
     row = Outbox.objects.get(kind="challenge", user=carol)
     assert outbox.outbox_send(outbox_id=row.pk) == "skipped"

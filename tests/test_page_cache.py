@@ -292,6 +292,18 @@ def fresh(client: Client, game: Game, **headers: str) -> str:
     return page(client, game, **headers)
 
 
+def kept_same_as_drawn_afresh(clients: dict[str, Client], game: Game) -> dict[str, str]:
+    """Each viewer's page, as kept: the same as drawn afresh for it alone, and kept again, a
+    page for each."""
+    warm = {role: page(client, game) for role, client in clients.items()}
+    for role, client in clients.items():
+        assert warm[role] == fresh(client, game), role
+    for role, client in clients.items():  # kept again, each its own
+        assert page(client, game) == warm[role], role
+    assert kept_keys("page:") == len(clients)
+    return warm
+
+
 def kept_keys(what: str = "partial:") -> int:
     """How many game partials (or, "page:", full pages around them) are kept."""
     import redis
@@ -418,15 +430,41 @@ def test_a_chat_message_shows_on_a_page_whose_partial_is_kept(make_cornmaze, mak
     assert "a word between players" in page(client, game)
 
 
-def test_a_finished_game_is_not_kept_and_shows_its_rematch_offer(make_cornmaze) -> None:
+def test_a_finished_games_page_is_kept_and_shows_the_rematch_offer_and_its_answer(
+    make_cornmaze, make_user
+) -> None:
+    """A finished game's page is kept for each viewer, and what changes without a move of its
+    own shows at once: the rematch offer (it moves the game's version) and the answer to it
+    (which moves the rematch's). A kept look costs what a game in progress's does; a
+    spectator's browser may keep the page a minute, a player's never."""
+    from games.play import challenges
+    from tests.test_query_counts import KEPT_PAGE, queries
+
     game = play_to_the_end(make_cornmaze())
     assert game.status == Game.Status.FINISHED
-    clients = [client_for(seat_user(game, s)) for s in (0, 1)]
-    assert 'id="rematch"' in page(clients[1], game)
-    response = clients[0].post(reverse("game_rematch", args=[game.pk]))
-    assert response.status_code == 302
-    assert 'id="accept-rematch"' in page(clients[1], game)
-    assert kept_keys() == 0
+    p0, p1 = seat_user(game, 0), seat_user(game, 1)
+    clients = {"p0": client_for(p0), "p1": client_for(p1), "watcher": client_for(make_user())}
+    clients["anybody"] = Client()
+    with time_machine.travel(clock.now(), tick=False):
+        seen = kept_same_as_drawn_afresh(clients, game)
+        for role in ("p0", "p1"):
+            assert 'id="rematch"' in seen[role] and "rematch_until=" in seen[role]
+        for role in ("watcher", "anybody"):
+            assert 'id="rematch"' not in seen[role] and "hx-get" not in seen[role].split("</h1>")[0]
+        url = reverse("game", args=[game.pk])
+        for role, client in clients.items():
+            count, response = queries(lambda c=client: c.get(url))
+            assert count == KEPT_PAGE["anonymous" if role == "anybody" else "player"], role
+            player = role in {"p0", "p1"}
+            stored = "private, no-store" if player else "private, max-age=60"
+            assert response["Cache-Control"] == stored, role
+        rematch = challenges.rematch_offer(game_id=game.pk, user=p0)
+        seen = kept_same_as_drawn_afresh(clients, game)
+        assert 'id="accept-rematch"' in seen["p1"] and "You are in" in seen["p0"]
+        challenges.challenge_accept(game_id=rematch.pk, user=p1)
+        seen = kept_same_as_drawn_afresh(clients, game)
+        for role in ("p0", "p1"):
+            assert 'id="rematch-link"' in seen[role] and 'id="accept-rematch"' not in seen[role]
 
 
 def test_an_error_is_drawn_for_its_request_alone(make_cornmaze) -> None:
@@ -484,10 +522,11 @@ def test_the_keys_facts_are_the_same_by_the_orm_as_by_postgresqls_statement(
 ) -> None:
     """make run's SQLite reads the key's facts through the ORM (game_cache._facts_rows_orm):
     the same rows, value for value, as PostgreSQL's statement, with a vacation, a time bank,
-    a bot and an open game; and with a player's "Your move: N" counts, those of its own read."""
+    a bot, an open game and a finished one with its rematch; and with a player's "Your move:
+    N" counts, those of its own read."""
     from games.archive import selectors
     from games.pages import game_cache
-    from games.play import core, vacations
+    from games.play import challenges, core, vacations
 
     game = make_cornmaze()
     post_move(game, cornmaze_form)
@@ -514,7 +553,21 @@ def test_the_keys_facts_are_the_same_by_the_orm_as_by_postgresqls_statement(
         clock_choice="P3D",
         seats=[core.SeatPlan(), core.SeatPlan()],
     )
-    for each in (game, banked, open_game):
+    # A finished game: the move that ended it gives the facts that its read gives, then a
+    # rematch is offered (the facts name it).
+    finished = play_to_the_end(make_cornmaze())
+    written = Game.objects.get(pk=finished.pk)
+    core.seats_read(written)
+    now = clock.now()
+    for user in (seat_user(finished, 0), make_user(), AnonymousUser()):
+        from_move = game_cache.page_facts(finished.pk, user, now, game=written)
+        assert from_move is not None and from_move.key
+        assert from_move == game_cache.page_facts(finished.pk, user, now)
+    rematch = challenges.rematch_offer(game_id=finished.pk, user=seat_user(finished, 0))
+    assert {r[19] for r in game_cache._facts_rows(finished.pk)} == {
+        f"{rematch.pk}:{rematch.version}:{rematch.status}"
+    }
+    for each in (game, banked, open_game, finished):
         rows = game_cache._facts_rows(each.pk)
         assert rows and rows == game_cache._facts_rows_orm(each.pk), each.pk
         assert game_cache.page_facts(each.pk, AnonymousUser(), clock.now()).chat_written is (
@@ -564,14 +617,7 @@ def test_the_page_around_a_kept_partial_is_kept_per_viewer_each_with_its_own_cha
     clients["anybody"] = Client()
 
     def same_as_drawn_afresh() -> dict[str, str]:
-        warm = {role: page(client, game) for role, client in clients.items()}
-        for role, client in clients.items():
-            _delete_cache_keys(settings.GAME_LOG_CACHE_PREFIX)
-            assert warm[role] == page(client, game), role
-        for role, client in clients.items():  # kept again, each its own
-            assert page(client, game) == warm[role], role
-        assert kept_keys("page:") == len(clients)
-        return warm
+        return kept_same_as_drawn_afresh(clients, game)
 
     with time_machine.travel(clock.now(), tick=False):
         same_as_drawn_afresh()

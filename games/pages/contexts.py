@@ -23,7 +23,7 @@ from games.archive.records import public_move
 from games.engines import get_engine
 from games.engines.base import JSON
 from games.models import Game, Move, Seat
-from games.play import core, deadlines, vacations
+from games.play import challenges, core, deadlines, vacations
 from games.ui import colour, get_ui, mark_html, wording
 
 logger = logging.getLogger(__name__)
@@ -298,17 +298,11 @@ def game_context(
         **extra,
     }
     context.update(challenge_context(game, seats, my_seat, user, movers, ui.hide_log))
-    if (
-        context["can_rematch"]
-        and game.finished_at is not None
-        and any(s.user_id is not None and s != my_seat for s in seats)
-    ):
+    if context["can_rematch"] and any(s.user_id is not None and s != my_seat for s in seats):
         # A player's finished game with other people: the page asks for their rematch offer
         # for a while (views.game_detail's poll).
-        until = int(
-            (game.finished_at + timedelta(seconds=settings.REMATCH_WAIT_SECONDS)).timestamp()
-        )
-        if until > clock.now().timestamp():
+        until = challenges.rematch_wait_until(game.finished_at, now)
+        if until is not None:
             context.update(
                 polling=True, poll_every=settings.REMATCH_POLL_EVERY, rematch_wait_until=until
             )
@@ -328,11 +322,13 @@ def challenge_context(
     players (the rematch offer)."""
     is_creator = user.is_authenticated and game.created_by_id == user.pk
     is_open = game.status == Game.Status.OPEN
+    # A challenge called off (declined by another, withdrawn, expired) keeps its seats: no
+    # answer is asked for any more.
     kept = next(
         (
             s
             for s in seats
-            if user.is_authenticated and s.is_reserved and s.reserved_for_id == user.pk
+            if is_open and user.is_authenticated and s.is_reserved and s.reserved_for_id == user.pk
         ),
         None,
     )

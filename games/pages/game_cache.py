@@ -2,13 +2,16 @@
 viewer, kept in the cache, so that a page seen again, by the same viewer or another who sees
 the same, costs one small read (`page_facts`) instead of the game, its seats and the drawing.
 
-Only a game in progress by turns or a slow race is kept (`Game.Status.ACTIVE`, not a live
-race, no time bank): an open game shows joins, challenges and invites that change without a
-move, a finished one the rating changes and the rematch offer, a live race and a bank count
-down with the clock. What a kept partial may show is decided by its key:
+A game in progress by turns or a slow race is kept (`Game.Status.ACTIVE`, not a live race,
+no time bank), and a game over (finished or aborted, any kind): an open game shows joins,
+challenges and invites that change without a move, a live race and a bank count down with the
+clock. What a kept partial may show is decided by its key:
 
 - the game (id and the seed's hash, as contexts._log_key), its version (every move, gift of
-  time, vacation and join adds one), its status;
+  time, vacation and join adds one, and so does a rematch offer), its status;
+- a finished game's rematch (its id, version and status: an answer to the offer, its start or
+  its end adds to the rematch's version, not the finished game's), and whether the players'
+  page still asks for an offer (challenges.rematch_wait_until);
 - the viewer: its seat (a player sees its own hidden parts: a Robot Maze Race's warehouse, a
   Maze Race's own runner), else signed in or not, and whether a seat is kept for it or it made
   the game; two viewers share a partial only where the page is the same for both;
@@ -41,18 +44,22 @@ from django.contrib.messages import get_messages
 from django.contrib.staticfiles.storage import staticfiles_storage
 from django.core.cache import cache
 from django.db import connection
-from django.db.models import Exists, OuterRef
+from django.db.models import CharField, Exists, OuterRef, Subquery, Value
+from django.db.models.functions import Cast, Concat
 from django.http import HttpRequest
 
 from games import clock
 from games.archive import selectors
 from games.chat.service import ChatView
 from games.models import ChatMessage, Clock, Game, Seat, vacation_now
+from games.play import challenges
 
 logger = logging.getLogger(__name__)
 
 # A game in progress moves on to a new key at its next move; a kept partial nobody asks for
-# again goes away after this long.
+# again goes away after this long. A game's rating changes are drawn when they are kept: the
+# operator's recompute of every rating (manage.py ratings_recompute) shows on a finished game's
+# kept page within this time.
 PARTIAL_CACHE_SECONDS = 600
 
 # Marks in a kept partial, replaced for each response. NUL is in no name, text or number the
@@ -81,6 +88,11 @@ class PageFacts:
     # Whether anyone wrote in the game's chat, if read with the facts (None: not known): a page
     # whose game has no message (most games) reads no chat (chat_read). Not part of the key.
     chat_written: bool | None = field(default=None, compare=False)
+    status: str = Game.Status.ACTIVE
+
+    @property
+    def over(self) -> bool:
+        return self.status in {Game.Status.FINISHED, Game.Status.ABORTED}
 
 
 # What the key is made of, in one statement by the seats' index (game_id, index) written out:
@@ -91,6 +103,10 @@ SELECT s.index, s.user_id, s.reserved_for_id, s.bot, s.deadline, s.bank, s.place
        g.version, g.status, g.seed_sha256, g.clock, g.race_starts_at,
        g.clock_options ? 'bank_days', g.created_by_id, g.kind,
        EXISTS (SELECT 1 FROM games_chatmessage c WHERE c.game_id = g.id),
+       g.finished_at,
+       CASE WHEN g.status = 'finished' THEN (
+           SELECT concat_ws(':', r.id, r.version, r.status) FROM games_game r
+           WHERE r.rematch_of_id = g.id) END,
        s.ready_at, s.finished_at, u.username"""
 _FACTS_FROM = """games_seat s
 JOIN games_game g ON g.id = s.game_id
@@ -128,7 +144,23 @@ def _facts_rows_orm(game_id: int) -> list[tuple[Any, ...]]:
     rows = (
         Seat.objects.filter(game_id=game_id)
         .order_by("index")
-        .annotate(chat_written=Exists(ChatMessage.objects.filter(game_id=OuterRef("game_id"))))
+        .annotate(
+            chat_written=Exists(ChatMessage.objects.filter(game_id=OuterRef("game_id"))),
+            rematch=Subquery(
+                Game.objects.filter(rematch_of=OuterRef("game_id"))
+                .annotate(
+                    summary=Concat(
+                        Cast("id", CharField()),
+                        Value(":"),
+                        Cast("version", CharField()),
+                        Value(":"),
+                        "status",
+                        output_field=CharField(),
+                    )
+                )
+                .values("summary")[:1]
+            ),
+        )
         .values_list(
             "index",
             "user_id",
@@ -148,6 +180,8 @@ def _facts_rows_orm(game_id: int) -> list[tuple[Any, ...]]:
             "game__created_by_id",
             "game__kind",
             "chat_written",
+            "game__finished_at",
+            "rematch",
             "ready_at",
             "finished_at",
             "user__username",
@@ -170,7 +204,9 @@ def _facts_rows_of(game: Game) -> list[tuple[Any, ...]]:
                 *(game.version, game.status, game.seed_sha256, game.clock, game.race_starts_at),
                 "bank_days" in (game.clock_options or {}),
                 # Whether the chat has a message: not known (a move's answer shows no chat).
-                *(game.created_by_id, game.kind, None, s.ready_at, s.finished_at),
+                *(game.created_by_id, game.kind, None, game.finished_at),
+                # No rematch: a game's rematch is offered after its last move.
+                *(None, s.ready_at, s.finished_at),
                 s.user.username if s.user else None,
             )
         )
@@ -199,9 +235,8 @@ def page_facts(
         counts = (rows[0][-2], rows[0][-1])
         rows = [r[:-2] for r in rows]
     first = rows[0]
-    version, status, seed_sha, game_clock, race_starts_at, banked, created_by, kind, written = (
-        first[9:18]
-    )
+    version, status, seed_sha, game_clock, race_starts_at, banked, created_by, kind = first[9:17]
+    written, finished_at, rematch = first[17:20]
     deadlines = {r[0]: r[4] for r in rows if r[4] is not None}
     seat = next((r[0] for r in rows if me is not None and r[1] == me), None)
     facts = PageFacts(
@@ -212,8 +247,9 @@ def page_facts(
         deadlines=deadlines,
         your_move_counts=counts,
         chat_written=written,
+        status=status,
     )
-    if (
+    if not facts.over and (
         status != Game.Status.ACTIVE
         or game_clock == Clock.LIVE
         or race_starts_at is not None
@@ -261,7 +297,9 @@ def page_facts(
             name,
         ) in rows
     ]
-    digest = hashlib.sha256(repr((status, game_clock, seats)).encode()).hexdigest()[:24]
+    waiting = challenges.rematch_wait_until(finished_at, now) is not None
+    shown = (status, game_clock, seats, rematch, waiting)
+    digest = hashlib.sha256(repr(shown).encode()).hexdigest()[:24]
     prefix = settings.GAME_LOG_CACHE_PREFIX
     key = f"{prefix}partial:{game_id}:{seed_sha[:16]}:{version}:{viewer}:{digest}"
     return replace(facts, key=key)

@@ -207,7 +207,7 @@ def _game_response(
         token = get_token(request)
         filled = game_cache.fill(html, token, facts.deadlines, now)
         if filled is not None:
-            return _game_kept(request, filled, status, shell, token)
+            return _game_kept(request, filled, status, shell, token, facts)
     # The moves are read only for a page that shows its log: a live race polled twice a
     # second has hundreds of steps and shows none of them.
     if game is None:
@@ -223,7 +223,7 @@ def _game_response(
         token = get_token(request)
         filled = game_cache.fill(html, token, deadlines, now)
         if filled is not None:
-            return _game_kept(request, filled, status, shell, token)
+            return _game_kept(request, filled, status, shell, token, facts)
     template = "games/game.html"
     if request.htmx:
         template += "#game"
@@ -232,9 +232,14 @@ def _game_response(
         context.update(chat_context(request, game, context["my_seat"] is not None))
         context.update(chat_error=chat_error, chat_text=chat_text)
     response = TemplateResponse(request, template, context, status=status)
-    if game.is_over and not context.get("my_seat"):
-        # Only the header (who is signed in) still changes: the browser may keep it a minute.
-        # A player's page is not kept: it shows the rematch offer, which changes.
+    return _page_stored(response, game.is_over, context["my_seat"] is not None)
+
+
+def _page_stored(response: HttpResponse, over: bool, is_player: bool) -> HttpResponse:
+    """A game's page or partial, for how long the browser may keep it: a game over that the
+    viewer did not play, a minute (only the header, who is signed in, still changes); any other
+    never (a player's page of a finished game shows the rematch offer, which changes)."""
+    if over and not is_player:
         patch_cache_control(response, private=True, max_age=60)
     else:
         _not_stored(response)
@@ -260,7 +265,7 @@ def _page_shell(
 ) -> _PageShell:
     # The page around the partial shows the game's id and title, and the chat, which read
     # only its id and whether it is over: no need to read the game itself.
-    game = Game(pk=game_id, kind=facts.kind, status=Game.Status.ACTIVE)
+    game = Game(pk=game_id, kind=facts.kind, status=facts.status)
     context = {
         "game": game,
         "title": ENGINES[facts.kind].TITLE,
@@ -276,17 +281,22 @@ def _page_shell(
 
 
 def _game_kept(
-    request: HtmxHttpRequest, html: str, status: int, shell: _PageShell | None, token: str
+    request: HtmxHttpRequest,
+    html: str,
+    status: int,
+    shell: _PageShell | None,
+    token: str,
+    facts: game_cache.PageFacts,
 ) -> HttpResponse:
-    """The page or partial around a kept partial (a game in progress: never stored), whose
-    CSRF token is `token`: the shell's forms get the same one (each get_token masks the secret
-    anew, 32 random characters)."""
+    """The page or partial around a kept partial, whose CSRF token is `token`: the shell's
+    forms get the same one (each get_token masks the secret anew, 32 random characters)."""
     if shell is None:
-        return _kept_response(request, html, status)
+        return _page_stored(HttpResponse(html, status=status), facts.over, facts.is_player)
     context = shell.context
     if not shell.key:
         context["game_html"] = mark_safe(html)  # noqa: S308 - drawn by the template
-        return _not_stored(TemplateResponse(request, "games/game.html", context, status=status))  # type: ignore[return-value]
+        response = TemplateResponse(request, "games/game.html", context, status=status)
+        return _page_stored(response, facts.over, facts.is_player)
     kept = shell.html
     if kept is None:
         # Drawn once with marks for the partial and the CSRF token, kept, then filled in.
@@ -300,13 +310,9 @@ def _game_kept(
     page = game_cache.shell_fill(kept, token, html)
     if page is None:
         context["game_html"] = mark_safe(html)  # noqa: S308 - drawn by the template
-        return _not_stored(TemplateResponse(request, "games/game.html", context, status=status))  # type: ignore[return-value]
-    return _kept_response(request, page, status)
-
-
-def _kept_response(request: HtmxHttpRequest, html: str, status: int) -> HttpResponse:
-    """A kept page or partial, filled in: no template to draw."""
-    return _not_stored(HttpResponse(html, status=status))  # type: ignore[return-value]
+        response = TemplateResponse(request, "games/game.html", context, status=status)
+        return _page_stored(response, facts.over, facts.is_player)
+    return _page_stored(HttpResponse(page, status=status), facts.over, facts.is_player)
 
 
 def _not_stored(response: HttpResponseBase) -> HttpResponseBase:

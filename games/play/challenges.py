@@ -16,8 +16,9 @@ ABORTED with that reason and without mails; a running game that is aborted ends 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
 
@@ -149,6 +150,16 @@ def abortable(game: Game, seats: Sequence[Seat]) -> bool:
         return True
     creator = [s.index for s in seats if s.user_id is not None and s.user_id == game.created_by_id]
     return not game.moves.exclude(seat__in=creator).exists()
+
+
+def rematch_wait_until(finished_at: datetime | None, now: datetime) -> int | None:
+    """Until when (a Unix time) the players' page of a game that finished at `finished_at`
+    asks for a rematch offer (REMATCH_WAIT_SECONDS after the end); None once that has passed,
+    or for a game not finished."""
+    if finished_at is None:
+        return None
+    until = int((finished_at + timedelta(seconds=settings.REMATCH_WAIT_SECONDS)).timestamp())
+    return until if until > now.timestamp() else None
 
 
 def rematch_offer(*, game_id: int, user: User) -> Game:
