@@ -8,6 +8,7 @@ import os
 import random
 import uuid
 from collections.abc import Callable, Iterator
+from unittest import mock
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -181,13 +182,14 @@ def make_cornmaze(
         clock: str = "P3D",
         seed: bytes | None = None,
     ):
-        """`seed` fixes the game's random draws (the game must have a seat to join)."""
+        """`seed` fixes the game's random draws (the board, who moves first, the bots')."""
         creator = make_user()
         plans = [core.SeatPlan()] + [
             core.SeatPlan(bot=(bots[i - 1] if bots and i - 1 < len(bots) else ""))
             for i in range(1, seats)
         ]
-        with core.bot_tasks_paused():
+        drawn = Game.new_seed() if seed is None else (seed, hashlib.sha256(seed).hexdigest())
+        with core.bot_tasks_paused(), mock.patch.object(Game, "new_seed", lambda: drawn):
             game = core.game_create(
                 kind="cornmaze",
                 creator=creator,
@@ -195,11 +197,6 @@ def make_cornmaze(
                 clock_choice=clock,
                 seats=plans,
             )
-            if seed is not None:
-                assert game.status == Game.Status.OPEN, "a seed is set before the game starts"
-                Game.objects.filter(pk=game.pk).update(
-                    seed=seed, seed_sha256=hashlib.sha256(seed).hexdigest()
-                )
             for _ in game.seats.filter(user=None, bot=""):
                 core.game_join(game_id=game.pk, user=make_user())
         game.refresh_from_db()
