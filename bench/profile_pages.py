@@ -75,6 +75,33 @@ def quiet_shifts(state: Any, seat: int) -> list[int]:
     return moves[0]
 
 
+def finished_cornmaze(me: Any, you: Any) -> Any:
+    """A Corn maze between the two, played to its end by the simple bot's moves."""
+    from games.bots import get_bot
+    from games.engines import cornmaze
+    from games.models import Game
+    from games.play import core
+
+    game = core.game_create(
+        kind="cornmaze",
+        creator=me,
+        options={"size": 8},
+        clock_choice="P3D",
+        seats=[core.SeatPlan(), core.SeatPlan()],
+    )
+    core.game_join(game_id=game.pk, user=you)
+    rng = random.Random("profile_pages: finished")
+    bot = get_bot("cornmaze", "simple")
+    while True:
+        game.refresh_from_db()
+        if game.status != Game.Status.ACTIVE:
+            return game
+        assert game.state is not None
+        (seat,) = cornmaze.to_move(game.state)
+        move = bot(cornmaze.view(game.state, seat), seat, rng)
+        core.move_submit(game_id=game.pk, user=(me, you)[seat], number=game.ply, move=move)
+
+
 def make_data(own: int, others: int) -> dict[str, Any]:
     from django.contrib.auth import get_user_model
 
@@ -132,6 +159,7 @@ def make_data(own: int, others: int) -> dict[str, Any]:
                 number=corn.ply,
                 move={"shifts": quiet_shifts(corn.state, seat)},
             )
+        games["finished"] = finished_cornmaze(me, you)
     for game in games.values():
         game.refresh_from_db()
     template = games["cornmaze"]
@@ -229,6 +257,10 @@ def run(args: argparse.Namespace) -> None:
             "Corn maze page, signed in",
             lambda: lambda: me.get(f"/games/{corn.pk}/"),
         ),
+        "finished": (
+            "finished Corn maze page, signed in player",
+            lambda: lambda: me.get(f"/games/{data['finished'].pk}/"),
+        ),
         "robotmaze": (
             "Robot Maze Race page, signed in",
             lambda: lambda: me.get(f"/games/{data['robotmaze'].pk}/"),
@@ -317,6 +349,7 @@ def main() -> int:
         choices=[
             "move",
             "cornmaze",
+            "finished",
             "robotmaze",
             "mazerace",
             "partials",
