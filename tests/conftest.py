@@ -169,14 +169,26 @@ def make_user(db: None) -> Callable[..., AbstractBaseUser]:
     return make
 
 
+@pytest.fixture(autouse=True)
+def seeded_games(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every game a test makes (through the services, the views or the live server's thread)
+    draws its seed from the test's name and how many games it made before: the same boards,
+    first movers, warehouses and bots' moves every run, so that no test depends on the luck of
+    a board (a few quiet Corn maze moves end about one game in seven by ply 8)."""
+    made = itertools.count()
+
+    def new_seed() -> tuple[bytes, str]:
+        seed = hashlib.sha256(f"{request.node.nodeid}:{next(made)}".encode()).digest()
+        return seed, hashlib.sha256(seed).hexdigest()
+
+    monkeypatch.setattr(Game, "new_seed", staticmethod(new_seed))
+
+
 @pytest.fixture
 def make_cornmaze(
-    make_user: Callable[..., AbstractBaseUser], request: pytest.FixtureRequest
+    make_user: Callable[..., AbstractBaseUser],
 ) -> Callable[..., Game]:
-    """A Corn maze with people in every seat (or the given bots), started. Its seed is drawn
-    from the test's name and how many games it made before: the same games every run, so that
-    no test depends on the luck of a board (a few quiet moves can end one game in seven)."""
-    made = itertools.count()
+    """A Corn maze with people in every seat (or the given bots), started."""
 
     def make(
         seats: int = 2,
@@ -191,9 +203,7 @@ def make_cornmaze(
             core.SeatPlan(bot=(bots[i - 1] if bots and i - 1 < len(bots) else ""))
             for i in range(1, seats)
         ]
-        if seed is None:
-            seed = hashlib.sha256(f"{request.node.nodeid}:{next(made)}".encode()).digest()
-        drawn = (seed, hashlib.sha256(seed).hexdigest())
+        drawn = Game.new_seed() if seed is None else (seed, hashlib.sha256(seed).hexdigest())
         with core.bot_tasks_paused(), mock.patch.object(Game, "new_seed", lambda: drawn):
             game = core.game_create(
                 kind="cornmaze",
