@@ -402,6 +402,29 @@ def test_the_move_page_and_lobby_with_one_and_with_500_games_of_ones_own(make_co
     assert (one, many) == (expected, {**expected, "lobby-page-2": LOBBY["signed-in"]})
 
 
+def test_your_games_is_planned_once_on_a_connection_not_for_every_look(make_cornmaze) -> None:
+    """"Your games" (every signed-in lobby and its poll) is a statement prepared on the
+    connection whose plan PostgreSQL keeps: with its constants as parameters it was planned
+    afresh for every look (custom plans only), about half its cost."""
+    from games.archive import selectors
+
+    game = make_cornmaze()
+    player = seat_user(game, 0)
+    # psycopg prepares it at its fifth run on the connection; PostgreSQL plans the first five
+    # executions of a prepared statement for their parameters, then keeps a generic plan if
+    # that is no worse.
+    for _ in range(20):
+        assert [r.game.id for r in selectors.your_games(player)] == [game.pk]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT generic_plans, custom_plans FROM pg_prepared_statements"
+            " WHERE statement LIKE %s",
+            ["%FROM games_seat me%me.user_id = $%"],
+        )
+        ((generic, custom),) = cursor.fetchall()
+    assert generic >= 10 and custom <= 5
+
+
 def test_the_lobby_and_its_poll_with_few_and_many_finished_games_of_ones_own(
     make_user, make_cornmaze
 ) -> None:
