@@ -97,14 +97,14 @@ class PageFacts:
 
 # What the key is made of, in one statement by the seats' index (game_id, index) written out:
 # the ORM's building of it cost about ten times its round trip, on every look at a game page.
-_FACTS_COLUMNS = """
+_FACTS_COLUMNS = f"""
 SELECT s.index, s.user_id, s.reserved_for_id, s.bot, s.deadline, s.bank, s.place,
        v.started_at, v.until,
        g.version, g.status, g.seed_sha256, g.clock, g.race_starts_at,
        g.clock_options ? 'bank_days', g.created_by_id, g.kind,
        EXISTS (SELECT 1 FROM games_chatmessage c WHERE c.game_id = g.id),
        g.finished_at,
-       CASE WHEN g.status = 'finished' THEN (
+       CASE WHEN g.status = '{Game.Status.FINISHED}' THEN (
            SELECT concat_ws(':', r.id, r.version, r.status) FROM games_game r
            WHERE r.rematch_of_id = g.id) END,
        s.ready_at, s.finished_at, u.username"""
