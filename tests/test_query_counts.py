@@ -405,7 +405,7 @@ def test_the_move_page_and_lobby_with_one_and_with_500_games_of_ones_own(make_co
 def test_your_games_is_planned_once_on_a_connection_not_for_every_look(make_cornmaze) -> None:
     """The statement of "your games" (every signed-in lobby and its poll) is prepared on the
     connection, and PostgreSQL keeps its plan: with its constants as parameters it planned it
-    afresh for every look (custom plans only), about half its cost."""
+    afresh for every look (custom plans only), 40% of its time in PostgreSQL."""
     from games.archive import selectors
 
     game = make_cornmaze()

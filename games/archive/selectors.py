@@ -194,7 +194,8 @@ class YourGames:
 # (the engine has the last word on the rows shown: its state is read for those alone). The
 # statuses, the clock and the page's limit and offset are written into the statement, the
 # user alone a parameter: with them as parameters PostgreSQL planned the prepared statement
-# afresh for every execution (its generic plan's estimate never won), about half its cost.
+# afresh for every execution (its generic plan's estimate never won): 0.77 ms of PostgreSQL's
+# CPU a run instead of 0.43.
 _ACTIVE, _OPEN, _LIVE = (f"'{v}'" for v in (Game.Status.ACTIVE, Game.Status.OPEN, Clock.LIVE))
 _YOUR_GAMES_SQL = f"""
 SELECT {{columns}}, me."index", me.deadline,
