@@ -449,6 +449,9 @@ def test_a_finished_games_page_is_kept_and_shows_the_rematch_offer_and_its_answe
         seen = kept_same_as_drawn_afresh(clients, game)
         for role in ("p0", "p1"):
             assert 'id="rematch"' in seen[role] and "rematch_until=" in seen[role]
+        # The page around the partial knows the game is over: both chats are open to all.
+        for role, body in seen.items():
+            assert "now that the game is over" in body and "over=1" in body, role
         for role in ("watcher", "anybody"):
             assert 'id="rematch"' not in seen[role] and "hx-get" not in seen[role].split("</h1>")[0]
         url = reverse("game", args=[game.pk])
