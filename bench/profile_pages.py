@@ -75,11 +75,8 @@ def quiet_shifts(state: Any, seat: int) -> list[int]:
     return moves[0]
 
 
-def finished_cornmaze(me: Any, you: Any) -> Any:
-    """A Corn maze between the two, played to its end by the simple bot's moves."""
-    from games.bots import get_bot
-    from games.engines import cornmaze
-    from games.models import Game
+def cornmaze_between(me: Any, you: Any) -> Any:
+    """A new 8x8 Corn maze, `me` in seat 0 and `you` in seat 1, started."""
     from games.play import core
 
     game = core.game_create(
@@ -90,6 +87,17 @@ def finished_cornmaze(me: Any, you: Any) -> Any:
         seats=[core.SeatPlan(), core.SeatPlan()],
     )
     core.game_join(game_id=game.pk, user=you)
+    return game
+
+
+def finished_cornmaze(me: Any, you: Any) -> Any:
+    """A Corn maze between the two, played to its end by the simple bot's moves."""
+    from games.bots import get_bot
+    from games.engines import cornmaze
+    from games.models import Game
+    from games.play import core
+
+    game = cornmaze_between(me, you)
     rng = random.Random("profile_pages: finished")
     bot = get_bot("cornmaze", "simple")
     while True:
@@ -141,15 +149,7 @@ def make_data(own: int, others: int) -> dict[str, Any]:
         for _ in range(6):
             corn.refresh_from_db()
             if corn.status != Game.Status.ACTIVE:  # won already: another one
-                corn = core.game_create(
-                    kind="cornmaze",
-                    creator=me,
-                    options={"size": 8},
-                    clock_choice="P3D",
-                    seats=[core.SeatPlan(), core.SeatPlan()],
-                )
-                core.game_join(game_id=corn.pk, user=you)
-                games["cornmaze"] = corn
+                corn = games["cornmaze"] = cornmaze_between(me, you)
                 continue
             assert corn.state is not None
             (seat,) = cornmaze.to_move(corn.state)
@@ -208,6 +208,7 @@ def make_data(own: int, others: int) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> None:
+    from django.conf import settings
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
@@ -216,6 +217,9 @@ def run(args: argparse.Namespace) -> None:
     from games.models import Game
 
     data = make_data(args.own, args.others)
+    # A user just made is read from the database, not the cache, for this long (the mark of a
+    # changed user, games/accounts/backends.py): a query more than a player's request costs.
+    time.sleep(settings.USER_CACHE_MARK_SECONDS)
     clients = {}
     for who in ("me", "you"):
         c = Client()
