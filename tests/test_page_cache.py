@@ -619,21 +619,18 @@ def test_the_page_around_a_kept_partial_is_kept_per_viewer_each_with_its_own_cha
     clients = {"p0": client_for(p0), "p1": client_for(p1), "watcher": client_for(watcher)}
     clients["anybody"] = Client()
 
-    def same_as_drawn_afresh() -> dict[str, str]:
-        return kept_same_as_drawn_afresh(clients, game)
-
     with time_machine.travel(clock.now(), tick=False):
-        same_as_drawn_afresh()
+        kept_same_as_drawn_afresh(clients, game)
         chat.chat_post(game_id=game.pk, user=watcher, text="a word from the stands")
-        seen = same_as_drawn_afresh()
+        seen = kept_same_as_drawn_afresh(clients, game)
         for role in ("p0", "p1"):
             assert "a word from the stands" not in seen[role]
         assert all("a word from the stands" in seen[role] for role in ("watcher", "anybody"))
         message = chat.chat_post(game_id=game.pk, user=p1, text="a word between players")
-        seen = same_as_drawn_afresh()
+        seen = kept_same_as_drawn_afresh(clients, game)
         assert all("a word between players" in body for body in seen.values())
         chat.chat_mute(game_id=game.pk, user=p0, message_id=message.pk)
-        seen = same_as_drawn_afresh()
+        seen = kept_same_as_drawn_afresh(clients, game)
         assert "a word between players" not in seen["p0"] and "You muted" in seen["p0"]
         assert "a word between players" in seen["watcher"]
         # Another game comes to p0's move: "Your move: N" in p0's header and title.
@@ -642,7 +639,7 @@ def test_the_page_around_a_kept_partial_is_kept_per_viewer_each_with_its_own_cha
         seat = other.seats.get(index=to_move(other))
         seat.user = p0
         seat.save(update_fields=["user"])
-        seen = same_as_drawn_afresh()
+        seen = kept_same_as_drawn_afresh(clients, game)
         assert seen["p0"] != before and "Your move: " in seen["p0"]
         # A notice (django.contrib.messages) shows once, on a page drawn for it.
         response = clients["watcher"].post(
@@ -651,7 +648,7 @@ def test_the_page_around_a_kept_partial_is_kept_per_viewer_each_with_its_own_cha
         assert response.status_code == 302
         assert escape(wording.CHAT_REPORTED) in page(clients["watcher"], game)
         assert escape(wording.CHAT_REPORTED) not in page(clients["watcher"], game)
-        same_as_drawn_afresh()
+        kept_same_as_drawn_afresh(clients, game)
 
 
 @pytest.mark.parametrize("kind", ["cornmaze", "robotmaze"])
