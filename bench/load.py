@@ -126,11 +126,13 @@ BLOCKED_AFTER = re.compile(r"data-blocked-after='([^']*)'")
 PLAY_DISABLED = re.compile(r'<button type="submit" id="play"[^>]*disabled')
 
 
-def game_over(section: str) -> bool:
-    """Whether a game's page or partial shows it over: it no longer polls, or polls only for a
-    rematch offer (a player's page of a finished game)."""
+def game_poll(section: str) -> str | None:
+    """The address a game's page or partial polls for the game; None once the game is over: it
+    no longer polls, or polls only for a rematch offer (a player's page of a finished game)."""
     polling = POLLING.search(section)
-    return polling is None or "rematch_until=" in polling.group(1)
+    if polling is None or "rematch_until=" in polling.group(1):
+        return None
+    return html.unescape(polling.group(1))
 
 
 # --- what was measured -------------------------------------------------------------------------
@@ -413,8 +415,8 @@ def play_game(
         if status != 200:
             stop.wait(0.2)
             continue
-        if game_over(text):
-            return
+        if game_poll(text) is None:
+            return  # over
         form = MOVE_FORM.search(text)
         if form is not None:
             move(client, kind, game_id, form.group(1), rng, form.group(0)[:2000])
@@ -655,9 +657,9 @@ def paced_game(
     chat_at = now + chat_every if chat_url else float("inf")
     move_at = now + rng.uniform(*THINK_SECONDS) if MOVE_FORM.search(section) else None
     while not stop.is_set():
-        polling = POLLING.search(section)
-        if polling is None or game_over(section):
-            return
+        poll_url = game_poll(section)
+        if poll_url is None:
+            return  # over
         due = min(poll_at, chat_at, move_at if move_at is not None else float("inf"))
         if stop.wait(max(0.0, due - time.monotonic())):
             return
@@ -681,9 +683,7 @@ def paced_game(
             client.request("chat poll", "GET", chat_url, htmx=True)
             chat_at = time.monotonic() + chat_every
         elif now >= poll_at:
-            status, _, text = client.request(
-                "poll", "GET", html.unescape(polling.group(1)), htmx=True
-            )
+            status, _, text = client.request("poll", "GET", poll_url, htmx=True)
             if status == 200 and VERSION.search(text):
                 section = text
             poll_at = time.monotonic() + every(section, POLL_EVERY, 3.0)
@@ -878,8 +878,8 @@ def players_run(
     table(f"{n} players: play", phase("play", roles, play), yardstick)
     seated = [g for g in guests if client_game.get(id(g))]
     yardstick = yardstick_now("game page")
-    # A game in progress has its page kept (games/pages/game_cache.py); a finished or open one
-    # is drawn for every look, several times the cost: the mix, which the play phase leaves
+    # A game in progress or over has its page kept (games/pages/game_cache.py); an open one is
+    # drawn for every look, several times the cost: the mix, which the play phase leaves
     # different in each run, moves the phase's figure.
     mix = db.statuses([client_game[id(g)] for g in seated])
     print(f"the game page phase's games: {', '.join(f'{k} {v}' for k, v in sorted(mix.items()))}")
@@ -968,7 +968,7 @@ def race_viewers(port: int, viewers: int, seconds: float) -> float:
     got = rows(elapsed)
     table(f"live race {game_id}: {viewers} viewers polling its partial", got, 0.0)
     _, _, text = runner.request("page", "GET", f"/games/{game_id}/", htmx=True)
-    running = POLLING.search(text) is not None
+    running = game_poll(text) is not None
     print(f"the race was {'still running' if running else 'over'} at the end of the window")
     rate = got[0].rate if got else 0.0
     print(f"live viewers at two polls a second: about {rate / 2:.0f}")
