@@ -81,6 +81,7 @@ class PageFacts:
     key: str
     version: int
     kind: str
+    status: str
     is_player: bool
     deadlines: dict[int, datetime]
     # The viewer's "Your move: N" counts (selectors.your_move_count), when read with the facts.
@@ -88,7 +89,6 @@ class PageFacts:
     # Whether anyone wrote in the game's chat, if read with the facts (None: not known): a page
     # whose game has no message (most games) reads no chat (chat_read). Not part of the key.
     chat_written: bool | None = field(default=None, compare=False)
-    status: str = Game.Status.ACTIVE
 
     @property
     def over(self) -> bool:
@@ -243,11 +243,11 @@ def page_facts(
         key="",
         version=version,
         kind=kind,
+        status=status,
         is_player=seat is not None,
         deadlines=deadlines,
         your_move_counts=counts,
         chat_written=written,
-        status=status,
     )
     if not facts.over and (
         status != Game.Status.ACTIVE
