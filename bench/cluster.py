@@ -19,8 +19,7 @@ services on 5432/6379:
 - two Celery workers and two beats (mazesite/beat.py: one schedules, the other waits);
 - an SMTP server of this bench's own (8319) that counts the mails;
 - a supervisor, as systemd's Restart=always: a web, events, worker or beat process that exits
-  by itself is started again a second later, and listed in the report (kombu 5.7.0's worker
-  dies when Redis goes away while it holds unacknowledged tasks).
+  by itself is started again a second later, and listed in the report.
 
 Players through the balancer: pairs of guests playing Corn maze and Robot Maze Race, and pairs
 of people with verified addresses and "your turn" mails on; and games whose clock runs out

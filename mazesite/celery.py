@@ -5,7 +5,10 @@ from typing import Any
 
 from celery import Celery, bootsteps
 
+from mazesite import broker
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mazesite.settings")
+broker.use_for_redis_urls()
 
 app = Celery("mazesite")
 app.config_from_object("django.conf:settings", namespace="CELERY")

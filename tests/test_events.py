@@ -8,10 +8,6 @@ get a clear 4xx."""
 from __future__ import annotations
 
 import json
-import shutil
-import socket
-import subprocess
-import tempfile
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -28,6 +24,7 @@ from games import live
 from games.models import Game
 from games.play import core
 from tests.events_fixtures import EventsServer, Stream, serving_events, subscribed_wait
+from tests.redis_fixtures import OwnRedis, own_redis_server
 from tests.test_mazerace_site import an_open_way, client_for, make_race, ready_all, step, user_of
 from tests.worker_fixtures import wait_until
 
@@ -244,54 +241,16 @@ def test_any_query_or_last_event_id_gets_an_answer_never_a_500(
 
 @pytest.fixture
 def own_redis(settings) -> Iterator[OwnRedis]:
-    """A redis-server of this test's own on a free port (the shared one is never restarted),
-    as the site's REDIS_URL for the race channel: what the events server subscribes to and the
-    write path publishes on (the cache and the broker stay on the shared Redis)."""
-    redis_server = shutil.which("redis-server")
-    if redis_server is None:
-        pytest.skip("redis-server is not installed")
-    own = OwnRedis(redis_server, tempfile.mkdtemp(prefix="events-redis-"))
-    own.start()
-    settings.REDIS_URL = f"redis://127.0.0.1:{own.port}/0"
-    live._local.__dict__.clear()  # this thread's publishing client was for the shared Redis
-    try:
-        yield own
-    finally:
-        own.stop()
-        live._local.__dict__.clear()
-        shutil.rmtree(own.directory, ignore_errors=True)
-
-
-class OwnRedis:
-    def __init__(self, binary: str, directory: str) -> None:
-        self.binary, self.directory = binary, directory
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            self.port = sock.getsockname()[1]
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        self.process = subprocess.Popen(
-            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""]
-            + ["--appendonly", "no", "--dir", self.directory],
-            stdout=subprocess.DEVNULL,
-        )
-        client = redis.Redis(port=self.port)
-        wait_until(lambda: _answers(client), timeout=10, what="the test's redis-server")
-        client.close()
-
-    def stop(self) -> None:
-        if self.process is not None:
-            self.process.terminate()
-            self.process.wait(10)
-            self.process = None
-
-
-def _answers(client: redis.Redis) -> bool:
-    try:
-        return bool(client.ping())
-    except redis.ConnectionError:
-        return False
+    """A redis-server of this test's own as the site's REDIS_URL for the race channel: what the
+    events server subscribes to and the write path publishes on (the cache and the broker stay
+    on the shared Redis)."""
+    with own_redis_server() as own:
+        settings.REDIS_URL = own.url
+        live._local.__dict__.clear()  # this thread's publishing client was for the shared Redis
+        try:
+            yield own
+        finally:
+            live._local.__dict__.clear()
 
 
 def test_after_redis_restarts_an_open_stream_gets_what_was_published_meanwhile(
