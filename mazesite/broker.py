@@ -2,17 +2,19 @@
 
 When Redis goes away while a worker holds a task it has not acknowledged yet (tasks are
 acknowledged late) and its event loop waits on a BRPOP, the consumer closes its connection
-twice (celery's `on_connection_error_after_connected`: `collect()`, then `close()`). The first
-close of the task channel fails on the dead BRPOP before the channel counts as closed, and the
-connection lets go of its client; the second close then puts the unacknowledged tasks back,
-and kombu 5.7 reads Redis's address from that client, which is None by then. The worker dies of
-an `AttributeError` ("Unrecoverable error"; kombu issues #582 and #970). An acknowledgement from
-a task that finishes after that takes the same path.
+twice (celery's `on_connection_error_after_connected`: `collect()`, then `close()`). In the
+first, the task channel's close fails on the dead BRPOP before the channel counts as closed,
+the transport's closing of its channels stops at the remote control's channel, whose close
+fails too, and the connection lets go of its client. In the second, the task channel's close
+puts the unacknowledged tasks back, and kombu 5.7 reads Redis's address from that client, which
+is None by then: the worker dies of an `AttributeError` ("Unrecoverable error"; kombu issues
+#582 and #970). A task that finishes after that is acknowledged through the same path.
 
 Here a channel whose connection has let go of its client answers as a lost connection, which
 kombu ignores while it closes and celery logs as a failed acknowledgement. The tasks stay in
 Redis's unacknowledged set, which any worker puts back on the queue after the visibility
-timeout, as after a worker killed with SIGKILL; every task of the site may run twice.
+timeout, as after a worker killed with SIGKILL (acknowledged late, each task of the site is
+written to be run again).
 """
 
 from __future__ import annotations
