@@ -5,6 +5,7 @@ named by the bench, which nobody consumes."""
 from __future__ import annotations
 
 import os
+import time
 from typing import Any
 
 from bench.databases import recreate_database
@@ -56,3 +57,12 @@ def quiet_shifts(state: Any, seat: int) -> list[list[int]]:
         m for m in moves if cornmaze.result(cornmaze.apply(state, seat, {"shifts": m})[0]) is None
     ]
     return quiet or moves
+
+
+def users_settled() -> None:
+    """Wait until the users the bench just made are read from the cache: a user just changed is
+    read from the database for USER_CACHE_MARK_SECONDS (games/accounts/backends.py), a query
+    more than a player's request costs."""
+    from django.conf import settings
+
+    time.sleep(settings.USER_CACHE_MARK_SECONDS)

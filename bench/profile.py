@@ -200,18 +200,16 @@ def main() -> int:
     parser.add_argument("--only", choices=["move", "page", "lobby", "record"])
     args = parser.parse_args()
     setup()
-    from django.conf import settings
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
+    from bench.inprocess import users_settled
     from games.engines import cornmaze
     from games.models import Game
 
     game, a, b = make_games(args.games)
-    # A user just made is read from the database, not the cache, for this long (the mark of a
-    # changed user, games/accounts/backends.py): a query more than a player's request costs.
-    time.sleep(settings.USER_CACHE_MARK_SECONDS)
+    users_settled()
     clients = {}
     for user in (a, b):
         c = Client()

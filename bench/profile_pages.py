@@ -208,18 +208,16 @@ def make_data(own: int, others: int) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> None:
-    from django.conf import settings
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
+    from bench.inprocess import users_settled
     from games.engines import cornmaze
     from games.models import Game
 
     data = make_data(args.own, args.others)
-    # A user just made is read from the database, not the cache, for this long (the mark of a
-    # changed user, games/accounts/backends.py): a query more than a player's request costs.
-    time.sleep(settings.USER_CACHE_MARK_SECONDS)
+    users_settled()
     clients = {}
     for who in ("me", "you"):
         c = Client()
