@@ -70,6 +70,34 @@ def clock_add(start: datetime, amount: timedelta, zone: ZoneInfo | None) -> date
         t = monday
 
 
+def _weekend_before(t: datetime, zone: ZoneInfo) -> tuple[datetime, datetime]:
+    """The last weekend (start, end) that starts before `t`: the one that holds `t`, or else
+    the one before it."""
+    local = t.astimezone(zone).date()
+    saturday = local - timedelta(days=(local.weekday() - WEEKEND_START) % 7)
+    start = _local_midnight(saturday, zone)
+    if start >= t:
+        saturday -= timedelta(days=7)
+        start = _local_midnight(saturday, zone)
+    return start, _local_midnight(saturday + timedelta(days=2), zone)
+
+
+def clock_back(end: datetime, amount: timedelta, zone: ZoneInfo | None) -> datetime:
+    """The last instant at which a clock that runs out at `end` has `amount` (not negative)
+    still to run: `end - amount` for a clock that always runs (zone None), else counted back
+    over the weekdays in `zone`, so never inside a weekend (at most at its Monday 00:00)."""
+    if zone is None or amount <= timedelta(0):
+        return end - amount
+    t, left = end, amount
+    while True:
+        weekend, monday = _weekend_before(t, zone)
+        if monday < t:
+            if left <= t - monday:
+                return t - left
+            left -= t - monday
+        t = weekend
+
+
 def clock_between(start: datetime, end: datetime, zone: ZoneInfo | None) -> timedelta:
     """How long a clock runs from `start` to `end` (negative if `end` is earlier): the elapsed
     time, less the weekends in `zone` (None: a clock that always runs)."""

@@ -397,7 +397,8 @@ _JSON_LEAVES = frozenset({str, int, float, bool, type(None)})
 
 class Reminder(models.Model):
     """A reminder for a seat's turn, due when a fifth of its time is left: at the deadline
-    minus a fifth of the turn's time (`Game.turn_time`, `mail.notices.reminder_time`), kept so by
+    minus a fifth of the turn's time on the seat's clock (`Game.turn_time`,
+    `mail.notices.reminder_time`: with weekends off, counted back over weekdays), kept so by
     `play.deadlines.deadlines_set` however the deadline is set or moved. Made when the turn starts,
     deleted when the seat moves or the game ends; the sweep turns a due one into a mail, once
     per turn. A row, not a Celery task days ahead: the database keeps time, not the broker."""

@@ -14,12 +14,14 @@ from django.test import Client
 from django.urls import reverse
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from icalendar import Calendar
 
 from games import clock
+from games.accounts import calendar
 from games.archive import selectors
 from games.archive.records import record_build, record_verify
-from games.models import Game, Profile, Reminder, Seat
-from games.play import core, deadlines
+from games.models import Game, Outbox, Profile, Reminder, Seat
+from games.play import core, deadlines, sweeps
 from tests.worker_fixtures import legal_move, make_player, player_at, to_move
 
 DAY = timedelta(days=1)
@@ -106,10 +108,33 @@ def test_the_clock_never_runs_in_a_weekend(
     assert abs(counted - timedelta(hours=running)) <= timedelta(hours=2 * (hours // 100 + 2))
 
 
+@given(instants, amounts, zones)
+@settings(max_examples=400, deadline=None)
+def test_a_clock_counted_back_from_its_end_has_exactly_that_time_left(
+    end: datetime, amount: timedelta, zone: ZoneInfo
+) -> None:
+    back = clock.clock_back(end, amount, zone)
+    assert clock.clock_between(back, end, zone) == amount
+    assert back <= end - amount
+    weeks = amount // timedelta(days=5) + 2
+    assert end - back <= amount + weeks * (2 * DAY + timedelta(hours=1))
+    if amount:
+        # Never inside a weekend: at most at its last instant (Monday 00:00).
+        weekend, monday = clock._weekend_from(back, zone)
+        assert not weekend < back < monday
+        # The latest such instant: a minute later, less is left (or the end is reached).
+        later = min(back + timedelta(minutes=1), end)
+        assert clock.clock_between(later, end, zone) < amount
+    # Counting back from the end of a clock run forward lands on a clock instant of the start.
+    start = clock.clock_back(clock.clock_add(end, amount, zone), amount, zone)
+    assert clock.clock_between(start, end, zone) == timedelta(0)
+
+
 @given(instants, amounts)
 def test_a_clock_without_weekends_off_is_plain_time(start: datetime, amount: timedelta) -> None:
     assert clock.clock_add(start, amount, None) == start + amount
     assert clock.clock_between(start, start + amount, None) == amount
+    assert clock.clock_back(start, amount, None) == start - amount
 
 
 bank_days = st.sampled_from([7, 14])
@@ -209,8 +234,6 @@ def test_a_bank_adds_to_the_deadline_is_spent_past_the_move_time_and_refills(que
     assert 'bank: <span class="bank-left">6 days, 0:00:00</span>' in html
     assert "time bank of 7 days" in html
     # The sweep reads the deadline only: one second before it, nothing; at it, a timeout.
-    from games.play import sweeps
-
     with time_machine.travel(start + timedelta(days=15) - timedelta(seconds=1), tick=False):
         assert sweeps.deadlines_sweep() == 0
     with time_machine.travel(start + timedelta(days=15), tick=False):
@@ -362,6 +385,60 @@ def test_give_time_moves_the_opponents_deadline_once_a_turn_and_shows_in_log_and
     assert any("from another seat" in p for p in record_verify(bad))
     bad["clock_events"] = "gifts"
     assert record_verify(bad) == ["The field 'clock_events' must be an array, not a string."]
+
+
+@pytest.mark.django_db
+def test_with_weekends_off_the_reminder_comes_at_a_fifth_of_the_clock_never_in_a_weekend(
+    queued, django_capture_on_commit_callbacks
+) -> None:
+    """A 3-day turn from Wednesday 12:00 in London (GMT) ends on Monday 12:00. A fifth of it
+    (14:24) is left on Friday at 21:36: 12 hours on Monday, 2:24 before the weekend. Wall time
+    would have put the reminder on Sunday 21:36, while the clock was stopped. The reminder
+    follows a gift and a deadline moved by the admin, and the calendar's alarm rings with it."""
+    players = [make_player(), make_player()]
+    wednesday = datetime(2026, 11, 18, 12, 0, tzinfo=UTC)
+    with time_machine.travel(wednesday - timedelta(hours=1), tick=False):
+        game = banked_game(*players, bank=0, weekends=True)
+        for player in players:
+            zone_of(player, "Europe/London")
+    with time_machine.travel(wednesday, tick=False):
+        mover = 1 - move(game)
+    deadline = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)  # Monday
+    due = datetime(2026, 11, 20, 21, 36, tzinfo=UTC)  # Friday
+    assert seat(game, mover).deadline == deadline
+    (reminder,) = Reminder.objects.filter(seat=seat(game, mover))
+    assert reminder.due == due
+
+    # The calendar's alarm rings when the mail goes.
+    profile = calendar.calendar_link_new(user=player_at(game, mover))
+    path = calendar.calendar_path(player_at(game, mover), profile)
+    assert path is not None
+    with time_machine.travel(wednesday, tick=False):
+        feed = Calendar.from_ical(Client().get(path).content)
+    (event,) = feed.walk("VEVENT")
+    (alarm,) = event.walk("VALARM")
+    assert event.decoded("DTSTART") + alarm.decoded("TRIGGER") == due
+
+    # A gift: a day more on the clock, Tuesday 12:00; the reminder 14:24 before, on Monday.
+    with time_machine.travel(wednesday + timedelta(hours=1), tick=False):
+        core.time_give(game_id=game.pk, user=player_at(game, 1 - mover), seat_index=mover)
+    assert seat(game, mover).deadline == deadline + DAY
+    assert Reminder.objects.get(seat=seat(game, mover)).due == datetime(
+        2026, 11, 23, 21, 36, tzinfo=UTC
+    )
+    # The admin sets Monday 06:00: 6 hours on Monday, 8:24 on Friday.
+    with time_machine.travel(wednesday + timedelta(hours=2), tick=False):
+        core.seat_deadline_move(
+            game_id=game.pk, seat_index=mover, deadline=deadline - timedelta(hours=6)
+        )
+    moved_due = datetime(2026, 11, 20, 15, 36, tzinfo=UTC)
+    assert Reminder.objects.get(seat=seat(game, mover)).due == moved_due
+    # The sweep mails it then, not a second before.
+    with time_machine.travel(moved_due - timedelta(seconds=1), tick=False):
+        assert sweeps.reminders_sweep() == 0
+    with time_machine.travel(moved_due, tick=False), django_capture_on_commit_callbacks():
+        assert sweeps.reminders_sweep() == 1
+    assert Outbox.objects.filter(kind="reminder", seat=mover).count() == 1
 
 
 @pytest.mark.django_db

@@ -27,6 +27,7 @@ from icalendar import Alarm, Calendar, Event, vDuration
 from games import clock
 from games.mail.notices import reminder_time
 from games.models import Game, Move, Profile, Seat
+from games.play import deadlines
 from games.ui import wording
 
 SALT = "mazesite.accounts.calendar"
@@ -101,7 +102,7 @@ def _seats_to_move(user: User) -> list[Seat]:
             deadline__isnull=False,
             game__status=Game.Status.ACTIVE,
         )
-        .select_related("game")
+        .select_related("game", "user__profile")
         .defer("game__state", "game__seed")
         .annotate(last_move_at=Subquery(last_move))
         .prefetch_related(
@@ -143,7 +144,13 @@ def _event(seat: Seat, *, site_url: str, host: str) -> Event:
     if duration is not None:
         # The alarm rings when the reminder mail goes: a fifth of the turn's time before the
         # deadline.
-        before = deadline - reminder_time(deadline=deadline, time_left=game.turn_time(seat))
+        zone = None
+        if game.clock_options.get("weekends_off"):
+            assert seat.user is not None, "a seat of the feed's owner"
+            zone = deadlines.person_zone(seat.user.profile.time_zone)
+        before = deadline - reminder_time(
+            deadline=deadline, time_left=game.turn_time(seat), zone=zone
+        )
         alarm = Alarm()
         alarm.add("action", "DISPLAY")
         alarm.add("description", f"{summary}: {clock.format_left(before)} left")

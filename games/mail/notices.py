@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
 
 from django.contrib.auth import get_user_model
 
@@ -26,26 +27,30 @@ REMINDER_SHARE = 5
 # --- called by the play core, inside their transaction, under the game's lock -----------------
 
 
-def reminder_time(*, deadline: datetime, time_left: timedelta) -> datetime:
+def reminder_time(*, deadline: datetime, time_left: timedelta, zone: ZoneInfo | None) -> datetime:
     """The one rule for when a reminder is due: when a fifth of the time actually left is left
     before the deadline, however the deadline was set or moved. `time_left` is the seat's time
-    for its turn (`Game.turn_time`: the per-move time and its bank left)."""
-    return deadline - time_left / REMINDER_SHARE
+    for its turn (`Game.turn_time`: the per-move time and its bank left), counted by the seat's
+    clock (`zone`: weekends off in it, `play.deadlines.seat_zones`), so that a reminder never
+    falls in a weekend when the clock is stopped."""
+    return clock.clock_back(deadline, time_left / REMINDER_SHARE, zone)
 
 
-def turns_changed(*, ended: Sequence[Seat], started: Sequence[tuple[Game, Seat]]) -> None:
+def turns_changed(
+    *, ended: Sequence[Seat], started: Sequence[tuple[Game, Seat, ZoneInfo | None]]
+) -> None:
     """Turns ended and started (`play.deadlines.deadlines_set`): the seats whose turn ended
     (they moved, were dropped, or their game ended) need their reminders no more; each seat
-    given a deadline gets a reminder for when a fifth of its time is left, and a "your turn"
-    mail. The reminders are deleted and written in one statement."""
+    given a deadline (with its clock's zone) gets a reminder for when a fifth of its time is
+    left, and a "your turn" mail. The reminders are deleted and written in one statement."""
     reminders = []
     mails = []
-    for game, seat in started:
+    for game, seat, zone in started:
         if game.clock_duration is None or seat.deadline is None or seat.user_id is None:
             continue
         if seat.bot:
             continue  # bots need no reminding
-        due = reminder_time(deadline=seat.deadline, time_left=game.turn_time(seat))
+        due = reminder_time(deadline=seat.deadline, time_left=game.turn_time(seat), zone=zone)
         reminders.append(Reminder(seat=seat, ply=game.ply, due=due))
         # The seat's person as the move read them (play.core.seats_read), or read now.
         user = seat.user if _person_read(seat) else outbox.people().filter(pk=seat.user_id).first()
@@ -66,14 +71,14 @@ def _person_read(seat: Seat) -> bool:
     )
 
 
-def deadline_moved(*, game: Game, seat: Seat) -> None:
+def deadline_moved(*, game: Game, seat: Seat, zone: ZoneInfo | None) -> None:
     """The deadline of a seat to move has moved (`play.deadlines.deadlines_set`): its reminder moves
     with it. One that went out already is not sent again for the same turn."""
     duration = game.clock_duration
     if duration is None or seat.deadline is None:
         return
     Reminder.objects.filter(seat=seat).update(
-        due=reminder_time(deadline=seat.deadline, time_left=game.turn_time(seat))
+        due=reminder_time(deadline=seat.deadline, time_left=game.turn_time(seat), zone=zone)
     )
 
 

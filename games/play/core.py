@@ -704,7 +704,7 @@ def time_give(*, game_id: int, user: User, seat_index: int) -> Seat:
         ]
         game.version += 1
         game.save(update_fields=["clock_events", "version"])
-        deadlines.deadlines_set([(game, seat, deadline)])
+        deadlines.deadlines_set([(game, seat, deadline)], zones={seat.pk: zone})
     return seat
 
 

@@ -3,7 +3,7 @@ holds the games' locks."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -55,7 +55,7 @@ def turn_deadlines(game: Game, engine: Engine) -> None:
             deadline = clock.clock_add(start, game.turn_time(seat), zone) if duration else None
         changes.append((game, seat, deadline))
     statements.rows_update(banked, ["bank"])
-    deadlines_set(changes)
+    deadlines_set(changes, zones={seat.pk: zones.get(seat.index) for seat in seats})
 
 
 # A move adds this to its seat's bank, up to the starting bank.
@@ -76,10 +76,12 @@ def seat_zones(game: Game, seats: Sequence[Seat]) -> dict[int, ZoneInfo | None]:
         return {}
     people = {s.user_id: s.index for s in seats if s.user_id is not None and not s.bot}
     names = dict(Profile.objects.filter(user_id__in=people).values_list("user_id", "time_zone"))
-    return {
-        index: clock.zone_or_none(names.get(user_id, "UTC")) or UTC_ZONE
-        for user_id, index in people.items()
-    }
+    return {index: person_zone(names.get(user_id)) for user_id, index in people.items()}
+
+
+def person_zone(time_zone: str | None) -> ZoneInfo:
+    """The zone of a person's clock in a game with weekends off: their profile's, or UTC."""
+    return clock.zone_or_none(time_zone) or UTC_ZONE
 
 
 UTC_ZONE = ZoneInfo("UTC")
@@ -108,15 +110,20 @@ def _turn_start(game: Game, seat: Seat, now: datetime) -> datetime:
     return vacation.until
 
 
-def deadlines_set(changes: Sequence[tuple[Game, Seat, datetime | None]]) -> None:
+def deadlines_set(
+    changes: Sequence[tuple[Game, Seat, datetime | None]],
+    zones: Mapping[int, ZoneInfo | None] | None = None,
+) -> None:
     """The one write of `Seat.deadline`: each (game, seat, deadline) gives the seat a deadline
     (its turn starts), moves it, or takes it away (None: its turn is over). Whatever sets or
     moves a deadline (a turn with its bank and weekends off, the end of a game, the admin, a
     gift of time, and later a vacation) goes through here, so that the seat's reminder stays
-    due at the deadline minus a fifth of the turn's time (`mail.notices.reminder_time`); a turn
-    that starts also gets its "your turn" mail. Seats whose deadline does not change are left
-    alone; the others are changed in memory too. The caller holds the games' locks
-    (`seat_deadline_move` takes it, for a caller outside a transaction)."""
+    due a fifth of the turn's time before the deadline on the seat's clock
+    (`mail.notices.reminder_time`); a turn that starts also gets its "your turn" mail. Seats
+    whose deadline does not change are left alone; the others are changed in memory too.
+    `zones`: the clocks' zones of the seats by seat id (`seat_zones`), where the caller has
+    them; read here otherwise. The caller holds the games' locks (`seat_deadline_move` takes
+    it, for a caller outside a transaction)."""
     started: list[tuple[Game, Seat]] = []
     moved: list[tuple[Game, Seat]] = []
     ended: list[Seat] = []
@@ -131,6 +138,29 @@ def deadlines_set(changes: Sequence[tuple[Game, Seat, datetime | None]]) -> None
             moved.append((game, seat))
         seat.deadline = deadline
     statements.rows_update([*ended, *(s for _, s in started), *(s for _, s in moved)], ["deadline"])
+    zone_of = _zones_known(started + moved, zones or {})
     for game, seat in moved:
-        notices.deadline_moved(game=game, seat=seat)
-    notices.turns_changed(ended=ended, started=started)
+        notices.deadline_moved(game=game, seat=seat, zone=zone_of[seat.pk])
+    notices.turns_changed(
+        ended=ended, started=[(game, seat, zone_of[seat.pk]) for game, seat in started]
+    )
+
+
+def _zones_known(
+    pairs: Sequence[tuple[Game, Seat]], known: Mapping[int, ZoneInfo | None]
+) -> dict[int, ZoneInfo | None]:
+    """The clock zone of each of these seats by seat id: the caller's, or read (`seat_zones`,
+    a query for each game with weekends off whose zones the caller did not give)."""
+    zone_of: dict[int, ZoneInfo | None] = {}
+    unknown: dict[int, tuple[Game, list[Seat]]] = {}
+    for game, seat in pairs:
+        if seat.pk in known:
+            zone_of[seat.pk] = known[seat.pk]
+        elif game.clock_options.get("weekends_off"):
+            unknown.setdefault(game.pk, (game, []))[1].append(seat)
+        else:
+            zone_of[seat.pk] = None
+    for game, seats in unknown.values():
+        read = seat_zones(game, seats)
+        zone_of.update((seat.pk, read.get(seat.index)) for seat in seats)
+    return zone_of
