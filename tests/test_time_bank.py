@@ -21,7 +21,7 @@ from games.accounts import calendar
 from games.archive import selectors
 from games.archive.records import record_build, record_verify
 from games.models import Game, Outbox, Profile, Reminder, Seat
-from games.play import core, deadlines, sweeps
+from games.play import core, deadlines, sweeps, vacations
 from tests.worker_fixtures import legal_move, make_player, player_at, to_move
 
 DAY = timedelta(days=1)
@@ -439,6 +439,39 @@ def test_with_weekends_off_the_reminder_comes_at_a_fifth_of_the_clock_never_in_a
     with time_machine.travel(moved_due, tick=False), django_capture_on_commit_callbacks():
         assert sweeps.reminders_sweep() == 1
     assert Outbox.objects.filter(kind="reminder", seat=mover).count() == 1
+
+
+@pytest.mark.django_db
+def test_a_vacation_with_weekends_off_keeps_the_clock_time_left(queued) -> None:
+    """London (GMT). A 3-day turn from Tuesday noon ends on Friday noon. Away from Wednesday
+    noon to Saturday noon, with two clock days left: they run from Monday 00:00, to Wednesday
+    00:00 (shifted by the 3 days away, the deadline would have been Monday noon: half a day on
+    the player's return). Back early on Friday noon: the two days run from then, 12 hours to
+    the weekend and 36 from Monday, to Tuesday noon (pulled back by the day not used, Sunday
+    noon, in the weekend)."""
+    players = [make_player(), make_player()]
+    tuesday = datetime(2026, 11, 17, 12, 0, tzinfo=UTC)
+    with time_machine.travel(tuesday - timedelta(hours=1), tick=False):
+        game = banked_game(*players, bank=0, weekends=True)
+        for player in players:
+            zone_of(player, "Europe/London")
+    with time_machine.travel(tuesday, tick=False):
+        mover = 1 - move(game)
+    assert seat(game, mover).deadline == datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
+    away = player_at(game, mover)
+    with time_machine.travel(tuesday + DAY, tick=False):
+        vacations.vacation_start(user=away, until=datetime(2026, 11, 21, 12, 0, tzinfo=UTC))
+    assert seat(game, mover).deadline == datetime(2026, 11, 25, 0, 0, tzinfo=UTC)
+    # The reminder follows, a fifth of the 3 days (14:24) before on the clock.
+    assert Reminder.objects.get(seat=seat(game, mover)).due == datetime(
+        2026, 11, 24, 9, 36, tzinfo=UTC
+    )
+    with time_machine.travel(datetime(2026, 11, 20, 12, 0, tzinfo=UTC), tick=False):
+        vacations.vacation_end(user=away)
+    assert seat(game, mover).deadline == datetime(2026, 11, 24, 12, 0, tzinfo=UTC)
+    assert Reminder.objects.get(seat=seat(game, mover)).due == datetime(
+        2026, 11, 23, 21, 36, tzinfo=UTC
+    )
 
 
 @pytest.mark.django_db

@@ -4,10 +4,12 @@ the player's seats, through `deadlines.deadlines_set`, and the sweep keeps readi
 `Seat.deadline` alone.
 
 - Start at `s`, planned to end at `u`: each of their seats to move gets its deadline pushed
-  forward by `u - s`; a turn that starts during the vacation gets its deadline counted from `u`
+  forward by `u - s` (with weekends off, the clock time left at `s` counted on from `u`); a
+  turn that starts during the vacation gets its deadline counted from `u`
   (`deadlines.turn_deadlines`).
 - Return early at `r` (the account page, or a move): each of their deadlines is pulled back by
-  the part not used, `u - r`. The days of the vacation were taken from the allowance when it
+  the part not used, `u - r` (with weekends off, the clock time left at `u` counted on from
+  `r`). The days of the vacation were taken from the allowance when it
   started; the days not begun are given back (a day is 24 hours from the start; each day or
   part of one counts).
 - Automatic vacation: when a seat's clock would run out and its player has days left, a
@@ -26,6 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
+from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -176,7 +179,9 @@ def vacation_start(
         vacation.days_left -= days
         vacation.was_automatic = automatic
         vacation.save()
-        _deadlines_shift(user, games, until - now, seats_known, now=now)
+        _deadlines_shift(
+            user, games, paused=now, resumes=until, seats_known=seats_known, start=True
+        )
         ClockEvent.objects.bulk_create(
             ClockEvent(
                 game=game,
@@ -206,14 +211,14 @@ def vacation_end(*, user: User, now: datetime | None = None) -> Vacation | None:
         if not vacation.on_vacation(now):
             return None
         assert vacation.until is not None and vacation.started_at is not None
-        unused = vacation.until - now
+        planned = vacation.until
         used = days_used(vacation, now)
         vacation.days_left = min(MAX_DAYS, vacation.days_left + vacation.days_planned - used)
         started = vacation.started_at
         vacation.until = now
         vacation.days_planned = used
         vacation.save()
-        _deadlines_shift(user, games, -unused, ())
+        _deadlines_shift(user, games, paused=planned, resumes=now)
         had_start = set(
             ClockEvent.objects.filter(
                 game_id__in=[g.pk for g, _ in games],
@@ -322,26 +327,41 @@ def _games_locked(user: User) -> list[tuple[Game, int]]:
 def _deadlines_shift(
     user: User,
     games: list[tuple[Game, int]],
-    by: timedelta,
-    seats_known: Sequence[Seat],
     *,
-    now: datetime | None = None,
+    paused: datetime,
+    resumes: datetime,
+    seats_known: Sequence[Seat] = (),
+    start: bool = False,
 ) -> None:
-    """Move the deadline of each of the player's seats to move in these games by `by`; with
-    `now` (a start), a deadline already past counts as now: its clock stopped with nothing
-    left, and runs out when the vacation ends."""
+    """Move the deadline of each of the player's seats to move in these games so that the
+    clock time it had left at `paused` is left at `resumes`: by `resumes - paused` for a clock
+    that always runs, counted on the player's clock in a game with weekends off (so that the
+    weekends in between are neither spent nor counted twice). A start pauses now and resumes at
+    the return; an early return pauses at the planned return and resumes now. At a `start`, a
+    deadline already past counts as now: its clock stopped with nothing left, and runs out when
+    the vacation ends."""
     by_id = {game.pk: game for game, _ in games}
     known = {seat.pk: seat for seat in seats_known}
     seats = Seat.objects.filter(
         user_id=user.pk, game_id__in=by_id, deadline__isnull=False
     ).order_by("game_id")
+    # The player's zone, read only if a game has weekends off (`deadlines.seat_zones`).
+    own_zone: ZoneInfo | None = None
+    if any(game.clock_options.get("weekends_off") for game in by_id.values()):
+        name = Profile.objects.filter(user_id=user.pk).values_list("time_zone", flat=True).first()
+        own_zone = deadlines.person_zone(name)
     changes = []
+    zones: dict[int, ZoneInfo | None] = {}
     for found in seats:
         seat = known.get(found.pk, found)  # read under the same locks: the same deadline
+        game = by_id[found.game_id]
+        zone = own_zone if game.clock_options.get("weekends_off") else None
         assert found.deadline is not None
-        base = found.deadline if now is None else max(found.deadline, now)
-        changes.append((by_id[found.game_id], seat, base + by))
-    deadlines.deadlines_set(changes)
+        base = max(found.deadline, paused) if start else found.deadline
+        left = clock.clock_between(paused, base, zone)
+        changes.append((game, seat, clock.clock_add(resumes, left, zone)))
+        zones[seat.pk] = zone
+    deadlines.deadlines_set(changes, zones=zones)
 
 
 def _versions_bump(games: list[tuple[Game, int]]) -> None:
