@@ -463,3 +463,14 @@ def test_the_days_taken_cover_the_vacation_and_a_return_gives_back_only_days_not
     used = vacations.days_used(vacation, returned)
     assert 1 <= used <= planned
     assert used == planned or used * DAY >= returned - now
+
+
+def test_many_moves_in_one_week_add_one_day() -> None:
+    monday = datetime(2027, 1, 4, 9, 0, tzinfo=UTC)
+    with time_machine.travel(monday, tick=False):
+        ann, bob = make_player(), make_player()
+        game = make_game(ann, bob, clock="P30D")
+        for _ in range(6):
+            play_one(game)
+        assert vacations.vacation_for(ann).days_left == 15
+        assert vacations.vacation_for(bob).days_left == 15

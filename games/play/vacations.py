@@ -102,7 +102,8 @@ def _weeks_count(vacation: Vacation, user: User, now: datetime) -> None:
         .exclude(move__has_key="timeout")
         .annotate(week=TruncWeek("at", tzinfo=UTC))
     )
-    weeks = list(moves.values_list("week", flat=True).distinct())
+    # No ordering: Move.Meta.ordering would put game and ply into the DISTINCT.
+    weeks = list(moves.order_by().values_list("week", flat=True).distinct())
     if not weeks:
         return
     vacation.days_left = min(MAX_DAYS, vacation.days_left + len(weeks))
