@@ -387,6 +387,18 @@ def test_give_time_moves_the_opponents_deadline_once_a_turn_and_shows_in_log_and
     assert record_verify(bad) == ["The field 'clock_events' must be an array, not a string."]
 
 
+def london_turn_from(at: datetime) -> tuple[Game, int]:
+    """A 3-day game with weekends off, both players in London, whose second turn starts at
+    `at`; returns the game and the seat now to move."""
+    players = [make_player(), make_player()]
+    with time_machine.travel(at - timedelta(hours=1), tick=False):
+        game = banked_game(*players, bank=0, weekends=True)
+        for player in players:
+            zone_of(player, "Europe/London")
+    with time_machine.travel(at, tick=False):
+        return game, 1 - move(game)
+
+
 @pytest.mark.django_db
 def test_with_weekends_off_the_reminder_comes_at_a_fifth_of_the_clock_never_in_a_weekend(
     queued, django_capture_on_commit_callbacks
@@ -395,14 +407,8 @@ def test_with_weekends_off_the_reminder_comes_at_a_fifth_of_the_clock_never_in_a
     (14:24) is left on Friday at 21:36: 12 hours on Monday, 2:24 before the weekend. Wall time
     would have put the reminder on Sunday 21:36, while the clock was stopped. The reminder
     follows a gift and a deadline moved by the admin, and the calendar's alarm rings with it."""
-    players = [make_player(), make_player()]
     wednesday = datetime(2026, 11, 18, 12, 0, tzinfo=UTC)
-    with time_machine.travel(wednesday - timedelta(hours=1), tick=False):
-        game = banked_game(*players, bank=0, weekends=True)
-        for player in players:
-            zone_of(player, "Europe/London")
-    with time_machine.travel(wednesday, tick=False):
-        mover = 1 - move(game)
+    game, mover = london_turn_from(wednesday)
     deadline = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)  # Monday
     due = datetime(2026, 11, 20, 21, 36, tzinfo=UTC)  # Friday
     assert seat(game, mover).deadline == deadline
@@ -449,14 +455,8 @@ def test_a_vacation_with_weekends_off_keeps_the_clock_time_left(queued) -> None:
     the player's return). Back early on Friday noon: the two days run from then, 12 hours to
     the weekend and 36 from Monday, to Tuesday noon (pulled back by the day not used, Sunday
     noon, in the weekend)."""
-    players = [make_player(), make_player()]
     tuesday = datetime(2026, 11, 17, 12, 0, tzinfo=UTC)
-    with time_machine.travel(tuesday - timedelta(hours=1), tick=False):
-        game = banked_game(*players, bank=0, weekends=True)
-        for player in players:
-            zone_of(player, "Europe/London")
-    with time_machine.travel(tuesday, tick=False):
-        mover = 1 - move(game)
+    game, mover = london_turn_from(tuesday)
     assert seat(game, mover).deadline == datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
     away = player_at(game, mover)
     with time_machine.travel(tuesday + DAY, tick=False):
