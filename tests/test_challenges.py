@@ -290,6 +290,30 @@ def test_a_rematch_turns_the_seats_copies_the_options_and_starts_when_all_accept
     assert rematch.status == Game.Status.ACTIVE
 
 
+def test_a_rematch_keeps_the_clock_options_and_whether_the_game_is_rated() -> None:
+    first, second = make_player(), make_player()
+    game = core.game_create(
+        kind="robotmaze",
+        creator=first,
+        options={},
+        clock_choice="P3D",
+        seats=[core.SeatPlan(), core.SeatPlan()],
+        clock_options={"bank_days": 7, "weekends_off": True},
+        rated=False,
+    )
+    core.game_join(game_id=game.pk, user=second)
+    core.game_resign(game_id=game.pk, user=first)
+    rematch = challenges.rematch_offer(game_id=game.pk, user=second)
+    assert rematch.clock_options == {"bank_days": 7, "weekends_off": True}
+    assert rematch.rated is False
+    assert [s.bank for s in rematch.seats.order_by("index")] == [timedelta(days=7)] * 2
+    challenges.challenge_accept(game_id=rematch.pk, user=first)
+    rematch.refresh_from_db()
+    assert rematch.status == Game.Status.ACTIVE
+    assert rematch.clock_options == {"bank_days": 7, "weekends_off": True}
+    assert not rematch.rated
+
+
 def test_a_rematch_against_bots_starts_at_once_and_refusals_change_nothing(make_user) -> None:
     player = make_player()
     game = core.game_create(

@@ -27,7 +27,7 @@ from games.bots import levels
 from games.engines import ENGINES
 from games.mail import notices
 from games.models import Game, Profile, Seat
-from games.play import core
+from games.play import core, deadlines
 from games.play.core import GameError
 
 CHALLENGE_DAYS = 7
@@ -163,9 +163,10 @@ def rematch_wait_until(finished_at: datetime | None, now: datetime) -> int | Non
 
 
 def rematch_offer(*, game_id: int, user: User) -> Game:
-    """Offer the players of a finished game the same game again, seats turned one place: seat
-    1's player sits in seat 0, and so on, the first seat's player last. The offer is a
-    challenge to the other people; it starts at once if the others are bots."""
+    """Offer the players of a finished game the same game again (its kind, options, clock,
+    clock options and whether it is rated), seats turned one place: seat 1's player sits in
+    seat 0, and so on, the first seat's player last. The offer is a challenge to the other
+    people; it starts at once if the others are bots."""
     with transaction.atomic():
         old = core.game_locked(game_id)
         seats = list(old.seats.select_related("user").order_by("index"))
@@ -183,11 +184,14 @@ def rematch_offer(*, game_id: int, user: User) -> Game:
             kind=old.kind,
             options=old.options,
             clock=old.clock,
+            clock_options=old.clock_options,
+            rated=old.rated,
             seed=seed,
             seed_sha256=seed_sha256,
             created_by=user,
             rematch_of=old,
         )
+        bank = deadlines.bank_full(game) if "bank_days" in game.clock_options else None
         now = clock.now()
         count = len(seats)
         turned = [seats[(i + 1) % count] for i in range(count)]
@@ -199,6 +203,7 @@ def rematch_offer(*, game_id: int, user: User) -> Game:
                 bot=s.bot,
                 joined_at=now if (s.bot or s.user_id == user.pk) else None,
                 reserved_for=s.user if (not s.bot and s.user_id != user.pk) else None,
+                bank=None if s.bot else bank,
             )
             for i, s in enumerate(turned)
         )
