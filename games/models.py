@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -132,6 +133,15 @@ class Game(models.Model):
     @property
     def seed_hex(self) -> str:
         return bytes(self.seed).hex()
+
+    def hidden_from(self, seats: Iterable[Seat], user: Any) -> bool:
+        """Whether this viewer may not see this game: a private game waiting for players is
+        seen only by its players, those it keeps a seat for and whoever opens its invite link
+        (which does not ask this). Once it starts, anyone may watch it, as any game."""
+        if self.status != self.Status.OPEN or not self.invite_token:
+            return False
+        me = user.pk if user.is_authenticated else None
+        return me is None or not any(me in (s.user_id, s.reserved_for_id) for s in seats)
 
 
 class Seat(models.Model):

@@ -19,6 +19,7 @@ from django.urls import reverse
 from games import clock
 from games.accounts.guests import guest_create
 from games.archive import selectors
+from games.chat import service as chat
 from games.mail import outbox, preferences
 from games.models import Game, Move, Outbox, PlayerResult, Seat
 from games.play import challenges, core, sweeps
@@ -258,7 +259,12 @@ POLL = re.compile(r'id="game"[^>]*hx-get="([^"]+)"')
 
 def game_poll(client: Client, game: Game) -> str | None:
     """The address the game's partial polls on this viewer's page, None if it does not poll."""
-    found = POLL.search(client.get(reverse("game", args=[game.pk])).content.decode())
+    return game_poll_of(client.get(reverse("game", args=[game.pk])).content.decode())
+
+
+def game_poll_of(page: str) -> str | None:
+    """The address the game's partial polls on this page, None if it does not poll."""
+    found = POLL.search(page)
     return found.group(1).replace("&amp;", "&") if found else None
 
 
@@ -405,14 +411,67 @@ def test_a_private_game_is_unlisted_and_joined_only_with_its_link() -> None:
     page = anonymous.get(url)
     assert page.status_code == 200 and 'id="join-invite"' in page.content.decode()
     assert anonymous.get(reverse("game_invite", args=[game.pk, "wrong"])).status_code == 404
-    # The game page without the link offers no Join.
-    assert 'id="join"' not in anonymous.get(reverse("game", args=[game.pk])).content.decode()
     response = anonymous.post(url)
     assert response.status_code == 302
     game.refresh_from_db()
     assert game.status == Game.Status.ACTIVE
     joined = game.seats.get(index=1).user
     assert joined is not None and joined.profile.is_guest
+
+
+def test_a_private_game_waiting_for_players_is_not_found_without_its_link() -> None:
+    alice, carol = make_player("alice"), make_player("carol")
+    game = core.game_create(
+        kind="cornmaze",
+        creator=alice,
+        options={"size": 8},
+        clock_choice="P3D",
+        seats=[core.SeatPlan()] * 4,
+        reserved=[carol],
+        invite=True,
+    )
+    chat.chat_post(game_id=game.pk, user=alice, text="Waiting for my friends")
+    game_url = reverse("game", args=[game.pk])
+    hidden = [
+        game_url,
+        f"{game_url}?since={game.version - 1}",
+        reverse("game_record", args=[game.pk]),
+        reverse("game_chat", args=[game.pk]),
+        reverse("game_replay", args=[game.pk]),
+    ]
+    for viewer in (make_player(), None):
+        client = client_for(viewer)
+        for url in hidden:
+            for htmx in ({}, {"HTTP_HX_REQUEST": "true"}):
+                answer = client.get(url, **htmx)
+                if answer.status_code == 302:  # to the game page, from the chat or the replay
+                    answer = client.get(answer["Location"], **htmx)
+                assert answer.status_code == 404, (viewer, url, htmx)
+        before = snapshot()
+        assert client.post(reverse("game_join", args=[game.pk])).status_code == 404
+        assert snapshot() == before
+        player_page = client.get(reverse("player", args=["alice"])).content.decode()
+        assert game_url not in player_page
+    # Its players and those it keeps a seat for see it, as does whoever has the link.
+    for viewer in (alice, carol):
+        client = client_for(viewer)
+        assert client.get(game_url).status_code == 200
+        assert client.get(reverse("game_record", args=[game.pk])).status_code == 200
+    assert game_url in client_for(alice).get(reverse("lobby")).content.decode()
+    invited = client_for(make_player())
+    invite_url = reverse("game_invite", args=[game.pk, game.invite_token])
+    page = invited.get(invite_url).content.decode()
+    # The page through the link polls through the link, and is answered.
+    assert game_poll_of(page) == f"{invite_url}?since={game.version}"
+    assert invited.get(game_poll_of(page), HTTP_HX_REQUEST="true").status_code == 204
+    core.game_join(game_id=game.pk, user=make_player(), token=game.invite_token)
+    answer = invited.get(game_poll_of(page), HTTP_HX_REQUEST="true")
+    assert answer.status_code == 200 and 'id="join-invite"' in answer.content.decode()
+    # Once it has started, anyone may watch it.
+    core.game_join(game_id=game.pk, user=make_player(), token=game.invite_token)
+    challenges.challenge_accept(game_id=game.pk, user=carol)
+    assert client_for(None).get(game_url).status_code == 200
+    assert client_for(None).get(reverse("game_record", args=[game.pk])).status_code == 200
 
 
 def test_the_invite_token_is_shown_to_its_creator_only() -> None:

@@ -313,11 +313,13 @@ def site(db: None) -> Site:
             seats=[core.SeatPlan(), core.SeatPlan()],
             invite=True,
         )
-    # A chat in every game, so that its forms (write, mute, report, unmute) are on the pages.
-    for game in games.values():
+    # A chat in every game, so that its forms (write, mute, report, unmute) are on the pages;
+    # only its players see a private game waiting for players.
+    for name, game in games.items():
         chat.chat_post(game_id=game.pk, user=player, text="a player's message")
-        chat.chat_post(game_id=game.pk, user=spectator, text="a spectator's message")
-        chat.chat_post(game_id=game.pk, user=registered, text="another spectator's message")
+        if name != "cornmaze private":
+            chat.chat_post(game_id=game.pk, user=spectator, text="a spectator's message")
+            chat.chat_post(game_id=game.pk, user=registered, text="another spectator's message")
     ChatMute.objects.create(user=player, muted=registered, created_at=timezone.now())
     for game in games.values():
         game.refresh_from_db()

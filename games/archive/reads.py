@@ -367,9 +367,10 @@ def _running(player: Player, filters: Filters, params: dict[str, Any]) -> tuple[
         active=Game.Status.ACTIVE,
         running_limit=RUNNING_LIMIT,
     )
-    # Seats of games not over have no finished_at: the head of seat_user_finished.
+    # Seats of games not over have no finished_at: the head of seat_user_finished. A private
+    # game waiting for players is shown to its players only (their lobby), not here.
     where = [
-        "g.status IN (%(open)s, %(active)s)",
+        "(g.status = %(active)s OR (g.status = %(open)s AND g.invite_token = ''))",
         "g.id IN (SELECT game_id FROM games_seat WHERE user_id = %(running_player)s "
         "AND finished_at IS NULL)",
         *_game_conditions(filters, params),

@@ -70,9 +70,7 @@ def chat_post(*, game_id: int, user: Any, text: Any) -> ChatMessage:
         raise ChatError("Sign in, or join a game as a guest, to chat.")
     clean = text_clean(text)
     with transaction.atomic():
-        game = Game.objects.filter(pk=game_id).only("id", "status").first()
-        if game is None:
-            raise ChatError("There is no such game.")
+        game = _game_seen(game_id, user)
         is_player = _is_player(game_id, user)
         message = ChatMessage.objects.create(
             game=game,
@@ -86,8 +84,17 @@ def chat_post(*, game_id: int, user: Any, text: Any) -> ChatMessage:
     return message
 
 
+def _game_seen(game_id: int, user: Any) -> Game:
+    """The game, if `user` may see it (Game.hidden_from), else ChatError."""
+    game = Game.objects.filter(pk=game_id).only("id", "status", "invite_token").first()
+    if game is None or game.hidden_from(game.seats.all(), user):
+        raise ChatError("There is no such game.")
+    return game
+
+
 def _visible_message(*, game_id: int, user: Any, message_id: int | None) -> ChatMessage:
     """A message of this game that `user` may read, or ChatError."""
+    _game_seen(game_id, user)
     message = (
         ChatMessage.objects.filter(pk=message_id or 0, game_id=game_id)
         .select_related("author", "game")

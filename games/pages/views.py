@@ -148,6 +148,14 @@ def game_new(request: HtmxHttpRequest, kind: str) -> HttpResponse:
 
 @require_safe
 def game_detail(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
+    return _game_page(request, game_id)
+
+
+def _game_page(
+    request: HtmxHttpRequest, game_id: int, *, invited: bool = False
+) -> HttpResponseBase:
+    """The game's page, or its partial for a poll; `invited`: asked through the invite link of
+    a private game (which may be seen before one joins it)."""
     # The player has the game open: no "your turn" mail while the page polls. The page writes
     # the mark with its read of the kept page (_game_response).
     since = request.GET.get("since")
@@ -165,8 +173,10 @@ def game_detail(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
             waiting = status == Game.Status.FINISHED and clock.now().timestamp() < rematch_until
             over = status in {Game.Status.FINISHED, Game.Status.ABORTED} and not waiting
             return _not_stored(HttpResponseStopPolling() if over else HttpResponse(status=204))
-        return _game_response(request, game_id)
-    return _game_response(request, game_id, watch=mail_views.game_watch(request, game_id))
+        return _game_response(request, game_id, invited=invited)
+    return _game_response(
+        request, game_id, watch=mail_views.game_watch(request, game_id), invited=invited
+    )
 
 
 def _game_response(
@@ -180,8 +190,11 @@ def _game_response(
     game: Game | None = None,
     move: Move | None = None,
     watch: tuple[str, float, int] | None = None,
+    invited: bool = False,
 ) -> HttpResponse:
-    """The game's page or partial; `watch`: the viewer's watching mark to write (a look)."""
+    """The game's page or partial; `watch`: the viewer's watching mark to write (a look);
+    `invited`: asked through a private game's invite link. A private game waiting for players
+    is not found by anyone else who is not in it (Game.hidden_from)."""
     draft = request.session.get(_draft_key(game_id))
     now = clock.now()
     # A page with an error or a draft is drawn for its request alone; any other may be kept
@@ -212,9 +225,12 @@ def _game_response(
     # second has hundreds of steps and shows none of them.
     if game is None:
         game = selectors.game_for_page(game_id, with_moves=False)
-    if game is None:
+    if game is None or (not invited and game.hidden_from(game.seats.all(), request.user)):
         raise Http404("No such game.")
     context = contexts.game_context(game, request.user, error=error, draft=draft, new_move=move)
+    if invited and game.status == Game.Status.OPEN:
+        # Its poll asks through the link too. (An open game's page is never kept: game_cache.)
+        context["poll_path"] = request.path
     if facts and facts.key and facts.version == game.version:
         # Drawn once with marks for what differs per request, kept, then filled in.
         html = render_to_string("games/game.html#game", game_cache.marked(context), request)
@@ -471,14 +487,18 @@ def _after_action(
     return redirect("game", game_id=game_id)
 
 
-def _refused(request: HtmxHttpRequest, game_id: int, message: str) -> HttpResponseBase:
+def _refused(
+    request: HtmxHttpRequest, game_id: int, message: str, *, invited: bool = False
+) -> HttpResponseBase:
     # The same page or partial with the reason; status 409 (htmx is configured to swap it).
-    return _game_response(request, game_id, error=message, status=409)
+    return _game_response(request, game_id, error=message, status=409, invited=invited)
 
 
 @require_safe
 def game_record(request: HtmxHttpRequest, game_id: int) -> HttpResponse:
     game = get_object_or_404(Game, pk=game_id)
+    if game.hidden_from(game.seats.all(), request.user):
+        raise Http404("No such game.")
     viewer = _seat_of(game, request)
     record = record_build(game, viewer_seat=viewer)
     response = JsonResponse(record, json_dumps_params={"indent": 2})
@@ -601,12 +621,13 @@ def game_invite(request: HtmxHttpRequest, game_id: int, token: str) -> HttpRespo
             with player_for(request) as user:
                 core.game_join(game_id=game_id, user=user, token=token)
         except core.GameError as exc:
-            return _refused(request, game_id, str(exc))
+            return _refused(request, game_id, str(exc), invited=True)
         return redirect("game", game_id=game_id)
-    response = _game_response(request, game_id)
-    if game.status == Game.Status.OPEN:
-        # An open game's page is never kept (game_cache): it is drawn by its template.
-        assert isinstance(response, TemplateResponse) and response.context_data is not None
+    response = _game_page(request, game_id, invited=True)
+    # An open game's page is never kept (game_cache): it is drawn by its template (or is a
+    # poll's 204).
+    if isinstance(response, TemplateResponse) and game.status == Game.Status.OPEN:
+        assert response.context_data is not None
         seats = list(game.seats.all())
         mine = request.user.is_authenticated and any(s.user_id == request.user.pk for s in seats)
         response.context_data["invite_join_url"] = (
@@ -662,6 +683,8 @@ def _chat_response(
     status: int = 200,
 ) -> HttpResponse:
     game = get_object_or_404(Game.objects.defer("state", "seed"), pk=game_id)
+    if game.hidden_from(game.seats.all(), request.user):
+        raise Http404("No such game.")
     context = {
         "game": game,
         "chat_error": error,
