@@ -326,6 +326,28 @@ def test_the_account_page_starts_and_ends_a_vacation_and_keeps_the_setting() -> 
     assert game.vacation_events.count() == 3
 
 
+def test_the_return_date_is_a_day_in_the_players_own_time_zone() -> None:
+    # 20:00 UTC on 12 March is 09:00 on 13 March in Auckland (NZDT, UTC+13).
+    with time_machine.travel(START, tick=False):
+        ann, bob = make_player(), make_player()
+        ann.profile.time_zone = "Pacific/Auckland"
+        ann.profile.save(update_fields=["time_zone"])
+        make_game(ann, bob)
+        client = signed_in(ann)
+        page = client.get(reverse("account")).content.decode()
+        assert "midnight that day, Pacific/Auckland time" in page
+        before = _snapshot()
+        refused = client.post(reverse("vacation_start"), {"return_on": "2027-03-13"})
+        assert refused.status_code == 400
+        assert "Choose a return date after today." in refused.content.decode()
+        assert _snapshot() == before
+        response = client.post(reverse("vacation_start"), {"return_on": "2027-03-14"}, follow=True)
+        vacation = Vacation.objects.get(user=ann)
+        assert vacation.until == datetime(2027, 3, 14, tzinfo=ZoneInfo("Pacific/Auckland"))
+        assert vacation.until == datetime(2027, 3, 13, 11, tzinfo=UTC)
+        assert "stop until Sunday 14 March 2027, 00:00 NZDT" in response.content.decode()
+
+
 @pytest.mark.parametrize(
     ("data", "message"),
     [

@@ -136,13 +136,17 @@ class VacationForm(forms.Form):
     return_on = forms.DateField(
         label="Back on",
         required=False,
-        help_text="Leave it empty to stay away as long as your days last, or until you move.",
         widget=forms.DateInput(attrs={"type": "date"}),
     )
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, zone_name: str, **kwargs: Any) -> None:
+        """`zone_name`: the player's time zone (Profile.time_zone), in which the day starts."""
         kwargs.setdefault("auto_id", "id_vacation_%s")
         super().__init__(*args, **kwargs)
+        self.fields["return_on"].help_text = (
+            f"Your clocks start again at midnight that day, {zone_name} time (see “Your time "
+            "zone”). Leave it empty to stay away as long as your days last, or until you move."
+        )
 
     def clean_return_on(self) -> Any:
         # strptime takes other scripts' digits (games/web/inputs.py): a date is ASCII only.

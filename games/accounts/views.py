@@ -4,7 +4,7 @@ our templates (see `account_urls`)."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, tzinfo
 from typing import Any
 
 from django.conf import settings
@@ -37,7 +37,7 @@ from games.accounts.forms import (
 from games.accounts.profiles import AccountError
 from games.archive import selectors
 from games.models import Profile
-from games.play import vacations
+from games.play import deadlines, vacations
 from games.web import limits
 
 
@@ -324,13 +324,14 @@ def vacation_start(request: HttpRequest) -> HttpResponse:
     if not vacations.is_registered(user):
         messages.error(request, vacations.GUEST_REFUSED)
         return _account_page(request, status=400)
-    form = VacationForm(request.POST)
+    zone = deadlines.user_zone(user.pk)
+    form = VacationForm(request.POST, zone_name=zone.key)
     if form.is_valid():
         return_on = form.cleaned_data["return_on"]
         until = None
         if return_on is not None:
-            # Back at the start of that day, in the time zone the site shows the player.
-            zone = timezone.get_current_timezone()
+            # Back at the start of that day in the player's own time zone, whose "today" it
+            # must come after.
             until = vacations.until_for(return_on, zone)
             if return_on <= timezone.localdate(clock.now(), zone):
                 form.add_error("return_on", "Choose a return date after today.")
@@ -343,7 +344,7 @@ def vacation_start(request: HttpRequest) -> HttpResponse:
                 assert vacation.until is not None
                 messages.success(
                     request,
-                    f"Enjoy your vacation. Your clocks stop until {_when(vacation.until)}.",
+                    f"Enjoy your vacation. Your clocks stop until {_when(vacation.until, zone)}.",
                 )
                 return redirect("account")
     return _account_page(request, vacation_form=form, status=400)
@@ -390,8 +391,8 @@ def vacation_automatic(request: HttpRequest) -> HttpResponse:
     return redirect("account")
 
 
-def _when(at: datetime) -> str:
-    return date_format(timezone.localtime(at), "l j F Y, H:i T")
+def _when(at: datetime, zone: tzinfo) -> str:
+    return date_format(timezone.localtime(at, zone), "l j F Y, H:i T")
 
 
 def _vacation_context(user: User, vacation_form: Form | None) -> dict[str, Any]:
@@ -402,7 +403,7 @@ def _vacation_context(user: User, vacation_form: Form | None) -> dict[str, Any]:
     return {
         "vacation": vacation,
         "vacation_on": vacation.on_vacation(now),
-        "vacation_form": vacation_form or VacationForm(),
+        "vacation_form": vacation_form or VacationForm(zone_name=deadlines.user_zone(user.pk).key),
         "vacation_automatic_form": VacationAutomaticForm(initial={"automatic": vacation.automatic}),
         "vacation_max_days": vacations.MAX_DAYS,
     }

@@ -87,6 +87,12 @@ def person_zone(time_zone: str | None) -> ZoneInfo:
 UTC_ZONE = ZoneInfo("UTC")
 
 
+def user_zone(user_id: int) -> ZoneInfo:
+    """A person's own time zone, from their profile (one query); UTC without one."""
+    name = Profile.objects.filter(user_id=user_id).values_list("time_zone", flat=True).first()
+    return person_zone(name)
+
+
 def _turn_start(game: Game, seat: Seat, now: datetime) -> datetime:
     """When a turn starting now starts to run: at once, or when its player's vacation ends
     (games/play/vacations.py). A game that had no word of this vacation gets its start in its

@@ -349,8 +349,7 @@ def _deadlines_shift(
     # The player's zone, read only if a game has weekends off (`deadlines.seat_zones`).
     own_zone: ZoneInfo | None = None
     if any(game.clock_options.get("weekends_off") for game in by_id.values()):
-        name = Profile.objects.filter(user_id=user.pk).values_list("time_zone", flat=True).first()
-        own_zone = deadlines.person_zone(name)
+        own_zone = deadlines.user_zone(user.pk)
     changes = []
     zones: dict[int, ZoneInfo | None] = {}
     for found in seats:
