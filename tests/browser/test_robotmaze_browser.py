@@ -42,6 +42,14 @@ def test_two_people_set_up_play_to_the_end_and_see_both_warehouses(new_page):
     # Bob's page learns that Alice is ready (polling); then he clicks his crates in one by one,
     # and sees the count and the problems as he goes.
     expect(bob.locator("#board")).to_contain_text(f"{alice_name} is ready", timeout=10_000)
+    # Someone watching the set-up, with no grid to see yet, reads its sentence on the width the
+    # page gives it (it wraps to the board's width once there is a board).
+    watcher = new_page()
+    watcher.goto(f"/games/{game.pk}/")
+    expect(watcher.locator("#board")).to_contain_text(f"{alice_name} is ready")
+    for page in (watcher, bob):
+        box = page.locator("#board .phase").bounding_box()
+        assert box is not None and box["width"] > 300, box
     # Bob clicks his crates in one by one, and sees the count and the problems as he goes.
     crates = [
         robotmaze.cell_name(r, c)
