@@ -397,6 +397,30 @@ def test_games_created_per_player(make_user, rates) -> None:
     assert other.post(url, NEW_CORNMAZE).status_code == 302
 
 
+def test_a_refused_form_does_not_count_but_over_the_limit_is_still_refused(
+    make_user, rates
+) -> None:
+    rates(create_player="2/h", signup_client="1/h")
+    client = Client()
+    client.force_login(make_user())
+    url = reverse("game_new", args=["cornmaze"])
+    for _ in range(3):  # a form sent back with a mistake, again and again
+        assert client.post(url, {**NEW_CORNMAZE, "size": "99"}).status_code == 400
+    for _ in range(2):
+        assert client.post(url, NEW_CORNMAZE).status_code == 302
+    assert_limited(client.post(url, NEW_CORNMAZE), "You have created too many games")
+    # Over the limit, a form with a mistake is refused for the limit, before it is read.
+    assert_limited(client.post(url, {**NEW_CORNMAZE, "size": "99"}), "too many games")
+    assert Game.objects.count() == 2
+    for _ in range(3):
+        taken = Client().post(reverse("signup"), {**signup_data("ann"), "password2": "other"})
+        assert taken.status_code == 400
+    assert Client().post(reverse("signup"), signup_data("ann")).status_code == 302
+    assert_limited(
+        Client().post(reverse("signup"), signup_data("bob")), "Too many sign-ups came from"
+    )
+
+
 def test_joins_per_player(make_user, rates) -> None:
     rates(join_player="2/h")
     creator = make_user()

@@ -42,7 +42,7 @@ from games.web import limits
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
-@limits.limit("signup_client", lambda request: limits.client_ip(request))
+@limits.limit("signup_client", lambda request: limits.client_ip(request), done_only=True)
 def signup(request: HttpRequest) -> HttpResponse:
     if request.user.is_authenticated:
         # A guest who signed up afresh would leave its games behind: it should claim instead.
@@ -219,7 +219,7 @@ CALENDAR_ACTIONS = {"new", "stop"}
 
 @require_POST
 @login_required
-@limits.limit("calendar_link_player", lambda request: limits.player_key(request))
+@limits.limit("calendar_link_player", lambda request: limits.player_key(request), done_only=True)
 def calendar_link(request: HttpRequest) -> HttpResponse:
     user = _signed_in(request)
     action = request.POST.get("action")

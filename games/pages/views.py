@@ -110,7 +110,7 @@ def _your_finished(request: HtmxHttpRequest) -> dict[str, Any]:
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
-@limits.limit("create_player", lambda request, kind: limits.player_key(request))
+@limits.limit("create_player", lambda request, kind: limits.player_key(request), done_only=True)
 def game_new(request: HtmxHttpRequest, kind: str) -> HttpResponse:
     if not has_ui(kind):
         raise Http404("No such game.")
@@ -339,7 +339,7 @@ def _not_stored(response: HttpResponseBase) -> HttpResponseBase:
 
 
 @require_POST
-@limits.limit("join_player", lambda request, game_id: limits.player_key(request))
+@limits.limit("join_player", lambda request, game_id: limits.player_key(request), done_only=True)
 def game_join(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     try:
         with player_for(request) as user:
@@ -595,7 +595,7 @@ def game_abort(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
 
 
 @require_POST
-@limits.limit("create_player", lambda request, game_id: limits.player_key(request))
+@limits.limit("create_player", lambda request, game_id: limits.player_key(request), done_only=True)
 def game_rematch(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     """Offer the players of a finished game the same game again; its page shows the offer."""
     if not request.user.is_authenticated:
@@ -608,7 +608,9 @@ def game_rematch(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
-@limits.limit("join_player", lambda request, game_id, token: limits.player_key(request))
+@limits.limit(
+    "join_player", lambda request, game_id, token: limits.player_key(request), done_only=True
+)
 def game_invite(request: HtmxHttpRequest, game_id: int, token: str) -> HttpResponseBase:
     """A private game's invite link: the game's page with a Join button, for whoever has the
     link (a guest is made on joining, as for an open game). A wrong token is a page not found,
@@ -717,7 +719,7 @@ def _chat_refused(
 
 
 @require_POST
-@limits.limit("chat_player", lambda request, game_id: limits.player_key(request))
+@limits.limit("chat_player", lambda request, game_id: limits.player_key(request), done_only=True)
 def game_chat_post(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     text = text_field(request.POST.get("text"))
     try:
@@ -728,7 +730,9 @@ def game_chat_post(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
 
 
 @require_POST
-@limits.limit("chat_action_player", lambda request, game_id: limits.player_key(request))
+@limits.limit(
+    "chat_action_player", lambda request, game_id: limits.player_key(request), done_only=True
+)
 def game_chat_report(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     message_id = ascii_int(request.POST.get("message"))
     try:
@@ -739,7 +743,9 @@ def game_chat_report(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase
 
 
 @require_POST
-@limits.limit("chat_action_player", lambda request, game_id: limits.player_key(request))
+@limits.limit(
+    "chat_action_player", lambda request, game_id: limits.player_key(request), done_only=True
+)
 def game_chat_mute(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     message_id = ascii_int(request.POST.get("message"))
     try:
@@ -750,7 +756,9 @@ def game_chat_mute(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
 
 
 @require_POST
-@limits.limit("chat_action_player", lambda request, game_id: limits.player_key(request))
+@limits.limit(
+    "chat_action_player", lambda request, game_id: limits.player_key(request), done_only=True
+)
 def game_chat_unmute(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     person = ascii_int(request.POST.get("person"))
     try:

@@ -122,19 +122,27 @@ def count(request: HttpRequest, name: str, value: str) -> None:
 
 
 def limit(
-    name: str, key: Callable[..., str | None], *, method: str = "POST"
+    name: str, key: Callable[..., str | None], *, method: str = "POST", done_only: bool = False
 ) -> Callable[[View], View]:
     """A view decorator: each `method` request counts for `key(request, **view_kwargs)` (None:
-    not counted) under the limit `name`."""
+    not counted) under the limit `name`. With `done_only`, only a request the view did not
+    refuse counts (an answer under 400: a game made, a message written), while one over the
+    limit is still refused before the view runs; a form sent back with a mistake costs nothing."""
 
     def decorator(view: View) -> View:
         @functools.wraps(view)
         def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
-            if request.method == method:
-                value = key(request, **kwargs)
-                if value is not None:
-                    check(request, name, value)
-            return view(request, *args, **kwargs)
+            value = key(request, **kwargs) if request.method == method else None
+            if value is None:
+                return view(request, *args, **kwargs)
+            if not done_only:
+                check(request, name, value)
+                return view(request, *args, **kwargs)
+            refuse_if_reached(request, name, value)
+            response = view(request, *args, **kwargs)
+            if response.status_code < 400:
+                count(request, name, value)
+            return response
 
         return wrapped  # type: ignore[return-value]
 
