@@ -37,6 +37,9 @@ def test_a_finished_record_is_complete_and_checks_out(finished):
         (lambda r: r.update(first_seat=(r["first_seat"] + 1) % 3), "first seat"),
         (lambda r: r["moves"][0]["outcome"].update(drawn=["?", "?"]), "Move 1"),
         (lambda r: r["result"].update(places=[1, 1, 1]), "result"),
+        (lambda r: r["result"].update(status="aborted", places=[]), "says it was aborted"),
+        (lambda r: r["result"].update(status="active", places=[]), "says it goes on"),
+        (lambda r: r["result"].update(status="won"), "status 'won' is none of"),
         (lambda r: r.update(format="something/2"), "not a mazesite-record/1"),
     ],
 )
@@ -74,6 +77,35 @@ def test_export_prints_the_download_and_verify_reads_it(client, finished, tmp_pa
     path.write_text("{not json")
     with pytest.raises(CommandError, match="not JSON"):
         call_command("verify", str(path))
+
+
+def test_verify_with_site_compares_the_names_and_times_the_seed_cannot_check(finished, tmp_path):
+    record = record_build(finished, viewer_seat=None)
+    path = tmp_path / "record.json"
+    path.write_text(json.dumps(record))
+    out = io.StringIO()
+    call_command("verify", str(path), "--site", stdout=out)
+    assert "It is the record this site holds" in out.getvalue()
+    renamed = copy.deepcopy(record)
+    renamed["players"][0]["name"] = "someone-else"
+    retimed = copy.deepcopy(record)
+    retimed["moves"][2]["at"] = "2001-01-01T00:00:00+00:00"
+    unknown = {**copy.deepcopy(record), "id": "999999"}
+    for changed, difference in (
+        (renamed, "The field 'players' is not what this site holds."),
+        (retimed, "Move 3 is not what this site holds."),
+        (unknown, "This site holds no game '999999'."),
+    ):
+        # The seed cannot tell: the record alone checks out.
+        assert record_verify(changed) == []
+        path.write_text(json.dumps(changed))
+        out = io.StringIO()
+        call_command("verify", str(path), stdout=out)
+        assert "--site compares them" in out.getvalue()
+        errors = io.StringIO()
+        with pytest.raises(CommandError, match="does NOT check out"):
+            call_command("verify", str(path), "--site", stdout=io.StringIO(), stderr=errors)
+        assert difference in errors.getvalue()
 
 
 def test_selfplay_stores_finished_games_and_writes_records(tmp_path):

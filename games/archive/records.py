@@ -216,18 +216,48 @@ def record_verify(record: Any) -> list[str]:
     if json_safe(engine.initial(state)) != record.get("initial"):
         problems.append("The starting position is not the one the seed and the moves give.")
     result = engine.result(state)
-    claimed = record.get("result") or {}
-    if result is None and claimed.get("status") == "finished":
+    claimed = record["result"]
+    status = claimed["status"]
+    if result is None and status == "finished":
         # A live race closed at its deadline, which is no move.
         result = engine.result(engine.closed_at_deadline(state))
-    if claimed.get("status") == "finished":
+    if status not in RESULT_STATUSES:
+        problems.append(f"The result's status {status!r} is none of {', '.join(RESULT_STATUSES)}.")
+    elif status == "finished":
         if result is None:
             problems.append("The record says the game finished, but the moves do not finish it.")
         elif result.places != claimed.get("places") or result.reason != claimed.get("reason"):
             problems.append("The result is not the one the moves give.")
-    elif result is not None and claimed.get("status") == "active":
-        problems.append("The moves finish the game, but the record says it goes on.")
+    elif result is not None:
+        said = "it goes on" if status == "active" else "it was aborted"
+        problems.append(f"The moves finish the game, but the record says {said}.")
+    elif claimed["places"]:
+        problems.append("A game that did not finish has no places.")
     return problems
+
+
+# A record's result.status: a running game's, or one of Game.Status's ends.
+RESULT_STATUSES = ("active", str(Game.Status.FINISHED), str(Game.Status.ABORTED))
+
+
+def record_differences(record: JSON, held: JSON) -> list[str]:
+    """Where a record differs from the one this site holds for its game (`held`, record_build
+    with no viewer): what the seed cannot check, such as the players' names and the moves'
+    times, checked against the site's own database."""
+    differences = [
+        f"The field {name!r} is not what this site holds."
+        for name in sorted(set(record) | set(held))
+        if name != "moves" and record.get(name) != held.get(name)
+    ]
+    mine, theirs = record.get("moves") or [], held.get("moves") or []
+    if len(mine) != len(theirs):
+        differences.append(f"The record has {len(mine)} moves; this site holds {len(theirs)}.")
+    differences += [
+        f"Move {b.get('ply')} is not what this site holds."
+        for a, b in zip(mine, theirs, strict=False)
+        if a != b
+    ]
+    return differences
 
 
 def _instant(value: Any) -> datetime | None:
