@@ -232,6 +232,9 @@ def claim(guest: User, username: str) -> Any:
     [
         ("Ｇuest_1", "kept for guests"),  # NFKC: Guest_1
         ("ｇｕｅｓｔ", "kept for guests"),
+        ("Simple", "is a bot"),  # a bot's name, in any case
+        ("ＷＡＬＬ", "is a bot"),  # NFKC: WALL
+        ("bot", "is a bot"),
         ("Ｕniq", "That username is taken"),  # NFKC: Uniq, beside uniq
         ("ﷺ" * 10, "at most 150 characters"),  # 10 characters that NFKC makes 180
     ],

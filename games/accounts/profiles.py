@@ -21,6 +21,8 @@ from django.http import HttpRequest
 from django.template.loader import render_to_string
 from django.urls import reverse
 
+from games.bots import levels
+from games.engines import ENGINES
 from games.models import Profile
 
 logger = logging.getLogger(__name__)
@@ -75,12 +77,22 @@ def username_problem(username: str, *, exclude_pk: int | None = None) -> str | N
         return " ".join(error.messages)
     if username.lower().startswith(RESERVED_PREFIX):
         return "Names starting with “Guest” are kept for guests. Choose another."
+    if username.casefold() in bot_names():
+        return (
+            f"“{username}” is a bot's name: a player named so would pass for a bot. Choose another."
+        )
     taken = User.objects.filter(username__iexact=username)
     if exclude_pk is not None:
         taken = taken.exclude(pk=exclude_pk)
     if taken.exists():
         return USERNAME_TAKEN
     return None
+
+
+@functools.cache
+def bot_names() -> frozenset[str]:
+    """The names the bots go by (their levels, in every game, and "bot"), casefolded."""
+    return frozenset({"bot", *(level.casefold() for kind in ENGINES for level in levels(kind))})
 
 
 def guest_for_key(key: str) -> User | None:
