@@ -166,7 +166,8 @@ def rematch_offer(*, game_id: int, user: User) -> Game:
     """Offer the players of a finished game the same game again (its kind, options, clock,
     clock options and whether it is rated), seats turned one place: seat 1's player sits in
     seat 0, and so on, the first seat's player last. The offer is a challenge to the other
-    people; it starts at once if the others are bots."""
+    people; it starts at once if the others are bots. One offer a game: once it is made, it is
+    what any player who asks again gets."""
     with transaction.atomic():
         old = core.game_locked(game_id)
         seats = list(old.seats.select_related("user").order_by("index"))
@@ -174,8 +175,10 @@ def rematch_offer(*, game_id: int, user: User) -> Game:
             raise GameError("Only a player of this game can offer a rematch.")
         if old.status != Game.Status.FINISHED:
             raise GameError("A rematch can be offered once the game is finished.")
-        if Game.objects.filter(rematch_of=old).exists():
-            raise GameError("A rematch of this game was offered already.")
+        offered = Game.objects.filter(rematch_of=old).first()
+        if offered is not None:
+            # A second click, or two players at once: the offer made is the answer to both.
+            return offered
         # The other players' pages of the finished game, which wait for an offer, show it.
         old.version += 1
         old.save(update_fields=["version"])
