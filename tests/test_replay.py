@@ -108,6 +108,8 @@ def test_the_page_steps_through_the_moves(client, finished):
     # The end shows the result; out-of-range plies are clamped.
     end = client.get(f"{url}?ply=999").content.decode()
     assert f'data-ply="{finished.ply}"' in end and "wins: reached the exit" in end
+    far = client.get(f"{url}?ply={'9' * 40}").content.decode()
+    assert f'data-ply="{finished.ply}"' in far
     assert 'data-step="next" aria-disabled="true"' in end
     assert 'data-ply="0"' in client.get(f"{url}?ply=x").content.decode()
 

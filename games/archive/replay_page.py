@@ -14,7 +14,7 @@ from games.archive import reads, replays
 from games.engines import get_engine
 from games.models import Game, Seat
 from games.ui import colour, get_ui, has_ui, wording
-from games.web.inputs import ascii_int
+from games.web.inputs import MAX_DIGITS, ascii_int
 
 
 @dataclass
@@ -29,6 +29,11 @@ class Control:
 
 
 def _ply(text: str | None, last: int) -> int:
+    """The ply asked for: a number past the end (however long) is the end; no number, the
+    start."""
+    digits = (text or "").strip()
+    if digits.isascii() and digits.isdigit() and len(digits) > MAX_DIGITS:
+        return last
     return min(ascii_int(text) or 0, last)
 
 
