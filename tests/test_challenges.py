@@ -131,6 +131,19 @@ def test_the_names_that_cannot_be_challenged_say_why_and_make_nothing() -> None:
     assert snapshot() == before
 
 
+def test_accepting_again_says_where_the_game_is() -> None:
+    alice, bob = make_player("alice"), make_player("bob")
+    game = challenge(alice, "bob", seats=2)
+    challenges.challenge_accept(game_id=game.pk, user=bob)
+    with pytest.raises(core.GameError, match="You have accepted already: the game has started"):
+        challenges.challenge_accept(game_id=game.pk, user=bob)
+    core.game_resign(game_id=game.pk, user=alice)
+    before = snapshot()
+    with pytest.raises(core.GameError, match="You have accepted already, and the game is over"):
+        challenges.challenge_accept(game_id=game.pk, user=bob)
+    assert snapshot() == before
+
+
 def test_decline_calls_it_off_and_a_second_answer_is_refused() -> None:
     alice, bob, carol = make_player("alice"), make_player("bob"), make_player("carol")
     game = challenge(alice, "bob", "carol", seats=3)

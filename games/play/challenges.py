@@ -226,7 +226,9 @@ def _kept_seat(game: Game, user: User) -> Seat:
     if any(s.user_id == user.pk for s in seats):
         if game.status == Game.Status.OPEN:
             raise GameError("You have accepted already: the game starts when everyone has.")
-        raise GameError("You have accepted already: the game has started.")
+        if game.status == Game.Status.ACTIVE:
+            raise GameError("You have accepted already: the game has started.")
+        raise GameError("You have accepted already, and the game is over.")
     kept = next((s for s in seats if s.is_reserved and s.reserved_for_id == user.pk), None)
     if kept is None:
         raise GameError("This challenge is not for you.")
