@@ -144,6 +144,35 @@ def test_accepting_again_says_where_the_game_is() -> None:
     assert snapshot() == before
 
 
+def test_a_declined_challenge_is_listed_without_a_replay_or_a_rating() -> None:
+    alice, bob = make_player("alice"), make_player("bob")
+    declined = challenge(alice, "bob", seats=2)
+    challenges.challenge_decline(game_id=declined.pk, user=bob)
+    played = challenge(alice, "bob", seats=2)
+    challenges.challenge_accept(game_id=played.pk, user=bob)
+    core.move_submit(
+        game_id=played.pk,
+        user=seat_user(played, to_move(played)),
+        number=0,
+        move={"shifts": a_legal_move(played)},
+    )
+    core.game_resign(game_id=played.pk, user=alice)
+    client = client_for(alice)
+    for url in (reverse("lobby"), reverse("archive"), reverse("player", args=["alice"])):
+        listing = client.get(url).content.decode()
+        assert reverse("game", args=[declined.pk]) in listing, url
+        assert reverse("game_replay", args=[played.pk]) in listing, url
+        assert reverse("game_replay", args=[declined.pk]) not in listing, url
+    page = client.get(reverse("game", args=[declined.pk])).content.decode()
+    assert "a challenged player said no" in page
+    assert "Not rated: an aborted game changes nobody" in page and "Rated game." not in page
+    assert reverse("game_replay", args=[declined.pk]) not in page
+    assert (
+        reverse("game_replay", args=[played.pk])
+        in client.get(played.get_absolute_url()).content.decode()
+    )
+
+
 def test_decline_calls_it_off_and_a_second_answer_is_refused() -> None:
     alice, bob, carol = make_player("alice"), make_player("bob"), make_player("carol")
     game = challenge(alice, "bob", "carol", seats=3)

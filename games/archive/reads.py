@@ -234,7 +234,8 @@ class Row:
             finished_iso=at.isoformat() if at else "",
             finished_text=f"{at.day} {at:%b %Y, %H:%M} UTC" if at else "",
             url=url,
-            replay_url=f"{url}replay/",
+            # A game with no move (withdrawn, declined, aborted at once) has nothing to replay.
+            replay_url=f"{url}replay/" if ply else "",
         )
 
 

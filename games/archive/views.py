@@ -34,7 +34,7 @@ ROW_HTML = (
     '<td class="ending{aborted}">{ending}</td>'
     '<td class="num moves">{moves}<span class="unit"> move{plural}</span></td>'
     '<td class="finished">{finished}</td>'
-    '<td class="links"><a class="replay-link" href="{replay_url}">Replay</a></td>'
+    '<td class="links">{replay}</td>'
     "</tr>\n"
 )
 SEAT_HTML = '<li class="seat{winner}">{mark} {name}{place}</li>'
@@ -58,7 +58,9 @@ def _row_html(row: reads.Row) -> str:
         moves=row.moves,
         plural="" if row.moves == 1 else "s",
         finished=finished,
-        replay_url=escape(row.replay_url),
+        replay=f'<a class="replay-link" href="{escape(row.replay_url)}">Replay</a>'
+        if row.replay_url
+        else "",
     )
 
 

@@ -291,7 +291,7 @@ def game_context(
         # Shown under the seats when the game has no log (a race).
         "clock_events": [text for _, text in clock_events] if ui.hide_log else [],
         "polling": not game.is_over,
-        "rated_text": wording.RATED_GAME if game.rated else wording.UNRATED_GAME,
+        "rated_text": wording.rated_text(game),
         "result_text": wording.result_text(
             game.result_reason, [s.name for s in seats if s.place is not None and s.place != 1]
         ),

@@ -128,7 +128,7 @@ def your_finished_rows(rows: Iterable[Row], username: str) -> SafeString:
             format_html(
                 '<li class="game-row finished">\n  <a href="{}">{} #{}</a>\n'
                 '  <span class="seat-names">{}</span>\n  <span class="state">{}</span>\n'
-                '  <time datetime="{}">{}</time>\n  <a class="watch" href="{}">Replay</a>\n</li>\n',
+                '  <time datetime="{}">{}</time>\n  {}</li>\n',
                 row.url,
                 row.title,
                 row.id,
@@ -136,7 +136,9 @@ def your_finished_rows(rows: Iterable[Row], username: str) -> SafeString:
                 state,
                 row.finished_iso,
                 row.finished_text,
-                row.replay_url,
+                format_html('<a class="watch" href="{}">Replay</a>\n', row.replay_url)
+                if row.replay_url
+                else "",
             )
         )
     return SafeString("".join(out))

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from datetime import timedelta
 
 from games.engines import get_engine
+from games.models import Game
 
 
 def steps_apart(kind: str) -> bool:
@@ -159,6 +160,16 @@ RATED_HELP = (
 )
 RATED_GAME = "Rated game."
 UNRATED_GAME = "Not rated."
+ABORTED_GAME = "Not rated: an aborted game changes nobody's results."
+
+
+def rated_text(game: Game) -> str:
+    """Whether the game's end changes ratings, as its page says it."""
+    if game.status == Game.Status.ABORTED:
+        return ABORTED_GAME
+    return RATED_GAME if game.rated else UNRATED_GAME
+
+
 RATING_EXPLAINED = (
     "A rating is a careful guess at how well someone plays: it starts at 1000 and rises as "
     "the site learns more. The ± is how unsure the guess still is."
