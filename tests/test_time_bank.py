@@ -4,6 +4,7 @@ over daylight-saving changes, in zones on both sides of UTC."""
 
 from __future__ import annotations
 
+import html
 import json
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
@@ -543,7 +544,14 @@ def test_a_slow_race_adds_its_bank_once_to_its_one_clock(queued) -> None:
             clock_options={"bank_days": 7},
         )
         core.game_join(game_id=race.pk, user=other)
-    assert {s.deadline for s in race.seats.all()} == {start + timedelta(days=10)}
+        assert {s.deadline for s in race.seats.all()} == {start + timedelta(days=10)}
+        # Its page says so in a race's words, not a move's.
+        client = Client()
+        client.force_login(player)
+        page = html.unescape(client.get(reverse("game", args=[race.pk])).content.decode())
+    assert "Each runner has a time bank of 7 days, added once to the race's clock." in page
+    assert 'This race: <span class="move-left">3 days, 0:00:00</span>' in page
+    assert "This move" not in page and "each move adds a day" not in page
 
 
 # --- the pages ---------------------------------------------------------------------------------

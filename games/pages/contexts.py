@@ -284,7 +284,7 @@ def game_context(
             part
             for part in (
                 wording.clock_rule(game.kind, len(seats), game.clock_duration),
-                wording.clock_options_rule(game.clock_options),
+                wording.clock_options_rule(game.clock_options, game.kind),
             )
             if part
         ),
@@ -387,4 +387,9 @@ def _bank_row(game: Game, seat: Seat, zone: Any, now: Any) -> dict[str, Any]:
         left = max(clock.clock_between(now, seat.deadline, zone), timedelta(0))
         bank = min(bank, left)
         move_left = clock.format_left(left - bank)
-    return {"bank": clock.format_left(bank), "move_left": move_left}
+    return {
+        "bank": clock.format_left(bank),
+        "move_left": move_left,
+        # A slow race's one clock is the whole race's.
+        "turn_name": "This race" if wording.steps_apart(game.kind) else "This move",
+    }

@@ -49,7 +49,8 @@ def seat_list_html(rows: Sequence[dict[str, Any]], *, give_url: str, csrf_input:
         out.append("\n      ")
         if row["bank"]:
             spent = (
-                f'This move: <span class="move-left">{escape(row["move_left"])}</span>, then bank'
+                f'{row["turn_name"]}: <span class="move-left">{escape(row["move_left"])}</span>,'
+                " then bank"
                 if row["move_left"]
                 else "Bank"
             )

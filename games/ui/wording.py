@@ -111,11 +111,14 @@ def clock_rule(kind: str, seats: int, duration: timedelta | None) -> str:
     return f"{duration.days} days {given}. {out_of_time(kind, seats)}"
 
 
-def clock_options_rule(options: dict[str, object]) -> str:
+def clock_options_rule(options: dict[str, object], kind: str) -> str:
     """What a game's clock options add to its clock rule ("" for the plain clock)."""
     parts = []
     bank = options.get("bank_days")
-    if bank:
+    if bank and steps_apart(kind):
+        # A slow race has one clock for the whole race: the bank adds to it once.
+        parts.append(f"Each runner has a time bank of {bank} days, added once to the race's clock.")
+    elif bank:
         parts.append(
             f"Each player has a time bank of {bank} days, spent only when a move takes longer"
             f" than its time; each move adds a day back, up to {bank} days."
