@@ -28,6 +28,7 @@ from games.pages import contexts, game_cache
 from games.play import challenges, core, vacations
 from games.ui import colour, mark_html
 from games.ui import robotmaze as ui
+from games.ui.cornmaze import CELL, MARGIN, path_d
 from games.ui.tags import seat_name
 from tests.conftest import to_move
 from tests.test_mazerace_site import an_open_way, make_race, ready_all, step
@@ -506,3 +507,23 @@ def test_robotmaze_partial_is_the_markup_the_templates_drew(make_user: Any) -> N
             challenges.rematch_offer(game_id=game.pk, user=players[0])
             for viewer in (*players, spectator, None):
                 assert_partial_as_before(game, viewer)
+
+
+def test_a_corn_maze_path_that_wraps_leaves_by_one_edge_and_comes_in_by_the_other() -> None:
+    def centre(n: int) -> int:
+        return MARGIN + n * CELL + CELL // 2
+
+    top, bottom = MARGIN, MARGIN + 8 * CELL
+    # Down off the bottom row of column c to its top row, then right; and up off the top.
+    down = path_d([(6, 2), (7, 2), (0, 2), (0, 3)], 8)
+    assert down == (
+        f"M{centre(2)},{centre(6)} L{centre(2)},{centre(7)} L{centre(2)},{bottom}"
+        f" M{centre(2)},{top} L{centre(2)},{centre(0)} L{centre(3)},{centre(0)}"
+    )
+    up = path_d([(0, 4), (7, 4)], 8)
+    x = centre(4)
+    assert up == f"M{x},{centre(0)} L{x},{top} M{x},{bottom} L{x},{centre(7)}"
+    # Without a wrap, one line from centre to centre.
+    assert path_d([(3, 0), (3, 1), (2, 1)], 8) == (
+        f"M{centre(0)},{centre(3)} L{centre(1)},{centre(3)} L{centre(1)},{centre(2)}"
+    )

@@ -134,6 +134,32 @@ def chance(probability: float) -> str:
     return quarters.get(probability, f"{probability:.0%}")
 
 
+def path_d(path: list[tuple[int, int]], size: int) -> str:
+    """The SVG path through these (row, column) cells, centre to centre. Where it wraps round
+    (down off the bottom row to the top, or up off the top to the bottom) it leaves by one edge
+    and comes back in by the other, rather than crossing the board."""
+    half = CELL // 2
+    top, bottom = MARGIN, MARGIN + size * CELL
+
+    def x(c: int) -> int:
+        return MARGIN + c * CELL + half
+
+    def y(r: int) -> int:
+        return MARGIN + r * CELL + half
+
+    parts = []
+    for i, (r, c) in enumerate(path):
+        if i == 0:
+            parts.append(f"M{x(c)},{y(r)}")
+            continue
+        before = path[i - 1][0]
+        if abs(r - before) > 1:
+            out_edge, in_edge = (bottom, top) if r < before else (top, bottom)
+            parts.append(f"L{x(c)},{out_edge} M{x(c)},{in_edge}")
+        parts.append(f"L{x(c)},{y(r)}")
+    return " ".join(parts)
+
+
 def grid_svg(columns: list[dict[str, Any]], rows: list[dict[str, Any]], cells: list[Cell]) -> str:
     """The board's labels and cells in SVG, drawn here rather than by a template loop: a page
     and a move POST draw 36 to 144 cells. Every value is the site's own (numbers, letters,
@@ -197,18 +223,18 @@ def board_html(board: dict[str, Any], name: Callable[[int], str]) -> SafeString:
     where it is text."""
     preview = board["preview"]
     side = board["side"]
-    path_points = board["path_points"]
+    path_d = board["path_d"]
     previewing = ' class="previewing"' if preview else ""
     out = [
         '<figure class="board" id="board">\n\n'
         f'<svg viewBox="0 0 {side} {side}" width="{side}" height="{side}" aria-hidden="true"'
         f"{previewing}>\n  {board['grid_svg']}\n  "
     ]
-    if path_points:
+    if path_d:
         out.append(
-            f'<polyline class="path{" preview" if preview else ""}"'
+            f'<path class="path{" preview" if preview else ""}"'
             f' id="{"preview-path" if preview else "last-path"}"'
-            f' data-colour="{board["path_colour"]}" points="{path_points}"></polyline>'
+            f' data-colour="{board["path_colour"]}" d="{path_d}"></path>'
         )
     out.append("\n  ")
     out += [
@@ -225,7 +251,7 @@ def board_html(board: dict[str, Any], name: Callable[[int], str]) -> SafeString:
         out.append(", the markers")
     if preview:
         out.append(f", and the path your marker would take after shifting {preview['shifts']}")
-    elif path_points:
+    elif path_d:
         out.append(", and the last turn's path")
     out.append(".</caption>\n  <thead><tr><td></td>")
     out += [f'<th scope="col">{col["letter"]}</th>' for col in board["columns"]]
@@ -236,7 +262,7 @@ def board_html(board: dict[str, Any], name: Callable[[int], str]) -> SafeString:
         out.append(_preview_caption(preview))
     elif board["preview_problem"]:
         out.append(f"{escape(board['preview_problem'])}\n  ")
-    elif path_points:
+    elif path_d:
         after = f" (after {board['last_shifts']})" if board["last_shifts"] else ""
         out.append(f"The last turn's path{after} is drawn in its player's colour.\n  ")
     out.append(
@@ -384,9 +410,7 @@ class UI(GameUI):
         return {
             "size": size,
             "markers": markers,
-            "path_points": " ".join(
-                f"{MARGIN + c * CELL + half},{MARGIN + r * CELL + half}" for r, c in path
-            ),
+            "path_d": path_d(path, size),
             "path_colour": colour(viewer if shown and viewer is not None else last.get("seat", 0))
             if path
             else "",
