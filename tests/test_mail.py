@@ -423,7 +423,13 @@ def test_the_email_settings_page_changes_the_preferences(client) -> None:  # typ
     assert response.status_code == 302
     prefs = EmailPreferences.objects.get(user=player)
     assert (prefs.turn_mails, prefs.reminder, prefs.game_over) == ("digest", True, False)
-    assert client.post(url, {"turn_mails": "sometimes"}).status_code == 400
+    for bad, sentence in (
+        ({"turn_mails": "sometimes"}, "Select a valid choice"),
+        ({}, "This field is required"),
+    ):
+        refused = client.post(url, bad)
+        assert refused.status_code == 400 and sentence in refused.content.decode()
+    assert EmailPreferences.objects.get(user=player).turn_mails == "digest"
 
 
 @pytest.mark.django_db

@@ -55,7 +55,10 @@ def game_watch(request: HttpRequest, game_id: int) -> tuple[str, float, int] | N
 @login_required
 def email_settings(request: HttpRequest) -> HttpResponse:
     user = request.user
-    form = EmailPreferencesForm(request.POST or None, instance=preferences.preferences_for(user))
+    form = EmailPreferencesForm(
+        request.POST if request.method == "POST" else None,
+        instance=preferences.preferences_for(user),
+    )
     if request.method == "POST" and form.is_valid():
         preferences.preferences_update(
             user=user,

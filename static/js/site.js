@@ -52,8 +52,8 @@ document.documentElement.classList.add("js"); // what only a page without JavaSc
   function failed(xhr) {
     var status = xhr ? xhr.status : 0;
     var type = (xhr && xhr.getResponseHeader("Content-Type")) || "";
-    if (status === 429 && type.indexOf("text/plain") === 0 && xhr.responseText) {
-      return xhr.responseText.slice(0, 300); // the server's sentence: what, and when to retry
+    if (status >= 400 && status < 500 && type.indexOf("text/plain") === 0 && xhr.responseText) {
+      return xhr.responseText.slice(0, 300); // the server's sentence (a 429: what, and when to retry)
     }
     if (status >= 500) {
       return "The server failed to answer (error " + status + "). Nothing has changed here: try again in a moment.";
@@ -63,6 +63,16 @@ document.documentElement.classList.add("js"); // what only a page without JavaSc
     }
     return "That did not work (error " + status + "). Reload the page and try again.";
   }
+  // A sentence alone (a request no page takes: a 400 before any view) is never swapped in for
+  // part of the page, as a form's 400 is: it is an error, said in the error line.
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var xhr = event.detail.xhr;
+    var type = xhr.getResponseHeader("Content-Type") || "";
+    if (xhr.status >= 400 && type.indexOf("text/plain") === 0) {
+      event.detail.shouldSwap = false;
+      event.detail.isError = true;
+    }
+  });
   document.addEventListener("htmx:responseError", function (event) {
     show(failed(event.detail.xhr));
   });

@@ -1,4 +1,4 @@
-"""A request that fails (a 500, a 429 from the limits, no answer) keeps the board and says so
+"""A request that fails (a 500, a 429 from the limits, a 400 that no page takes, no answer) keeps
 in the page's error line, which a good request clears; no error page is ever swapped in."""
 
 from __future__ import annotations
@@ -88,3 +88,13 @@ def test_a_failed_move_keeps_the_board_and_says_why(
     page.unroute(f"**{reverse('game', args=[game.pk])}?since=*")
     expect(error).to_be_empty()
     expect(page.locator("#board")).to_be_visible()
+
+    # A request no page takes (a NUL in it, 400 before any view): the server's sentence shows.
+    def with_nul(route: Route) -> None:
+        route.continue_(post_data=(route.request.post_data or "") + "&note=%00")
+
+    page.route(move_url, with_nul)
+    play(page, game)
+    expect(error).to_contain_text("This request holds a NUL character")
+    expect(page.locator("#move-form")).to_be_visible()
+    expect(page.locator("#log li")).to_have_count(2)
