@@ -1,5 +1,6 @@
-"""A request that fails (a 500, a 429 from the limits, a 400 that no page takes, no answer) keeps
-in the page's error line, which a good request clears; no error page is ever swapped in."""
+"""A request that fails (a 500, a 429 from the limits, a 400 that no page takes, no answer)
+keeps the board and says so in the page's error line, which a good request clears; no error
+page is ever swapped in."""
 
 from __future__ import annotations
 
