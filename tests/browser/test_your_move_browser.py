@@ -77,3 +77,30 @@ def test_a_game_pages_header_title_and_icon_follow_its_turn(new_page):
         counts(player, 0)
         waiting.locator(f"#log li[value='{ply}']").wait_for()  # by its poll
         counts(waiting, 1)
+
+
+def test_the_header_keeps_to_one_line_with_a_long_name_and_a_move_waiting(new_page, make_cornmaze):
+    from django.contrib.auth.models import User
+
+    from tests.browser.test_failed_requests_browser import ARTIFACTS, sign_in
+    from tests.conftest import seat_user, to_move
+
+    game = make_cornmaze()
+    long_name = "Alexandrina_of_the_Extraordinarily_Long_Name"
+    User.objects.filter(pk=seat_user(game, to_move(game)).pk).update(username=long_name)
+    page = new_page()
+    page.set_viewport_size({"width": 1280, "height": 800})
+    sign_in(page, long_name)
+    page.goto("/")
+    expect(page.locator("#your-move")).to_have_text("Your move: 1")
+    # Each group of links on one line: the site's, and the account's (under it if both do not
+    # fit, whole), with the name cut short.
+    for group in ("nav.site", "nav.account"):
+        tops = {
+            round(box["y"])
+            for link in page.locator(f"header {group} > *:visible").all()
+            if (box := link.bounding_box()) is not None
+        }
+        assert max(tops) - min(tops) < 10, (group, tops)
+    expect(page.locator("header .whoami")).to_have_attribute("title", long_name)
+    page.screenshot(path=ARTIFACTS / "header-long-name.png")
