@@ -428,13 +428,14 @@ def test_a_players_finished_game_waits_for_the_rematch_offer_and_shows_it_when_i
 # --- invite links -------------------------------------------------------------------------
 
 
-def invite_game(creator: Any) -> Game:
+def invite_game(creator: Any, seats: int = 2, reserved: tuple[User, ...] = ()) -> Game:
     return core.game_create(
         kind="cornmaze",
         creator=creator,
         options={"size": 8},
         clock_choice="P3D",
-        seats=[core.SeatPlan(), core.SeatPlan()],
+        seats=[core.SeatPlan()] * seats,
+        reserved=reserved,
         invite=True,
     )
 
@@ -464,15 +465,7 @@ def test_a_private_game_is_unlisted_and_joined_only_with_its_link() -> None:
 
 def test_a_private_game_waiting_for_players_is_not_found_without_its_link() -> None:
     alice, carol = make_player("alice"), make_player("carol")
-    game = core.game_create(
-        kind="cornmaze",
-        creator=alice,
-        options={"size": 8},
-        clock_choice="P3D",
-        seats=[core.SeatPlan()] * 4,
-        reserved=[carol],
-        invite=True,
-    )
+    game = invite_game(alice, seats=4, reserved=(carol,))
     chat.chat_post(game_id=game.pk, user=alice, text="Waiting for my friends")
     game_url = reverse("game", args=[game.pk])
     hidden = [
@@ -519,14 +512,7 @@ def test_a_private_game_waiting_for_players_is_not_found_without_its_link() -> N
 
 def test_the_invite_token_is_shown_to_its_creator_only() -> None:
     alice, bob = make_player("alice"), make_player("bob")
-    game = core.game_create(
-        kind="cornmaze",
-        creator=alice,
-        options={"size": 8},
-        clock_choice="P3D",
-        seats=[core.SeatPlan(), core.SeatPlan(), core.SeatPlan()],
-        invite=True,
-    )
+    game = invite_game(alice, seats=3)
     token = game.invite_token
     game_url = reverse("game", args=[game.pk])
     mine = client_for(alice).get(game_url).content.decode()
