@@ -6,17 +6,26 @@ from __future__ import annotations
 
 import re
 
-from playwright.sync_api import expect
+from playwright.sync_api import Page, expect
 
 from games.engines import cornmaze
 from games.models import Game, Profile, Seat
 from tests.browser.conftest import TIMEOUT_MS
 
 PASSWORD = "correct horse battery"
+# A long name with no space: the seat's row must not squeeze it onto two lines.
+ALICE = "Alexandrina_Wanderer_80873"
 
 
 def letter(col: int) -> str:
     return chr(ord("a") + col)
+
+
+def name_whole(pages: dict[int, Page]) -> None:
+    """At 1280 px a seat's row wraps its clock and bank whole rather than break the name."""
+    for page in pages.values():
+        name = page.locator("#clocks .seat-name a").filter(has_text=ALICE)
+        assert name.evaluate("el => el.getClientRects().length") == 1  # one line box
 
 
 def test_a_game_with_a_bank_and_weekends_off_and_a_day_given(browser, live_server, new_page):
@@ -26,12 +35,12 @@ def test_a_game_with_a_bank_and_weekends_off_and_a_day_given(browser, live_serve
     try:
         alice = context.new_page()
         alice.goto("/accounts/signup/")
-        alice.locator("#id_username").fill("alice")
+        alice.locator("#id_username").fill(ALICE)
         alice.locator("#id_password1").fill(PASSWORD)
         alice.locator("#id_password2").fill(PASSWORD)
         alice.get_by_role("button", name="Sign up").click()
-        expect(alice.locator("header .whoami")).to_have_text("alice")
-        assert Profile.objects.get(user__username="alice").time_zone == "Asia/Tokyo"
+        expect(alice.locator("header .whoami")).to_have_text(ALICE)
+        assert Profile.objects.get(user__username=ALICE).time_zone == "Asia/Tokyo"
         alice.goto("/accounts/")
         expect(alice.locator("#account-time-zone")).to_have_text("Asia/Tokyo")
 
@@ -59,6 +68,7 @@ def test_a_game_with_a_bank_and_weekends_off_and_a_day_given(browser, live_serve
             re.compile(r"This move: (3 days, 0:00:00|2 days, 23:59)")
         )
         expect(mover_row.locator(".bank-left")).to_have_text("7 days, 0:00:00")
+        name_whole(pages)
 
         # The mover plays; then the other is to move, and the mover gives them a day.
         page = pages[mover]
@@ -82,5 +92,6 @@ def test_a_game_with_a_bank_and_weekends_off_and_a_day_given(browser, live_serve
         expect(pages[other].locator("#clocks li.to-move .bank-left")).to_have_text(
             "7 days, 0:00:00"
         )
+        name_whole(pages)  # Alice was to move on one of the two checks
     finally:
         context.close()
