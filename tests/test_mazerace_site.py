@@ -881,3 +881,9 @@ def test_the_steering_buttons_work_without_javascript(started: Game) -> None:
         client.post(f"/games/{game.pk}/move", {"step": "1", "dir": back})
         page = client.get(response["Location"]).content.decode()
     assert 'data-landed-in="240"' in page  # it lands at 260 ms: the next goes then
+
+
+def test_a_race_time_is_never_broken_before_its_unit() -> None:
+    from games.ui.mazerace import seconds
+
+    assert seconds(12250) == "12.25\u00a0s"

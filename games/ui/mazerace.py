@@ -124,8 +124,8 @@ def _table(
 
 
 def seconds(ms: int) -> str:
-    """A race time as the results show it: `12.75 s`."""
-    return f"{ms / 1000:.2f} s"
+    """A race time as the results show it: `12.75 s`, never broken before its unit."""
+    return f"{ms / 1000:.2f}\u00a0s"
 
 
 class UI(GameUI):
