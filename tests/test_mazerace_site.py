@@ -27,6 +27,7 @@ from games.mail import outbox
 from games.models import Game, Move, Outbox, Reminder
 from games.play import core, sweeps
 from games.play.paces import race
+from games.ui.mazerace import seconds
 from tests.worker_fixtures import Queued, make_player
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
@@ -884,6 +885,4 @@ def test_the_steering_buttons_work_without_javascript(started: Game) -> None:
 
 
 def test_a_race_time_is_never_broken_before_its_unit() -> None:
-    from games.ui.mazerace import seconds
-
     assert seconds(12250) == "12.25\u00a0s"
