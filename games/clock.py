@@ -38,6 +38,15 @@ def zone_or_none(name: str | None) -> ZoneInfo | None:
         return None
 
 
+UTC_ZONE = ZoneInfo("UTC")
+
+
+def person_zone(time_zone: str | None) -> ZoneInfo:
+    """A person's own zone from its IANA name (Profile.time_zone): their clock's in a game with
+    weekends off, their mails'; UTC for an empty or unknown name."""
+    return zone_or_none(time_zone) or UTC_ZONE
+
+
 def _local_midnight(day: date, zone: ZoneInfo) -> datetime:
     return datetime(day.year, day.month, day.day, tzinfo=zone).astimezone(UTC)
 

@@ -109,6 +109,28 @@ def test_a_your_turn_mail_has_text_html_a_link_and_one_click_unsubscribe(setting
     assert row.sent_at == START and row.subject == message.subject
 
 
+@pytest.mark.django_db
+def test_a_mails_times_are_in_its_readers_own_time_zone() -> None:
+    # Noon UTC is 21:00 in Tokyo (JST, UTC+9) and 07:00 in New York (EST in January, UTC-5).
+    noon = datetime(2027, 1, 11, 12, tzinfo=UTC)
+    with time_machine.travel(noon, tick=False):
+        ann, bob = make_player("ann"), make_player("bob")
+        for player, zone in ((ann, "Asia/Tokyo"), (bob, "America/New_York")):
+            player.profile.time_zone = zone
+            player.profile.save(update_fields=["time_zone"])
+        game = make_game(ann, bob)
+        (row,) = Outbox.objects.all()
+        assert outbox.outbox_send(outbox_id=row.pk) == "sent"
+    (message,) = mail.outbox
+    ((html, _),) = message.alternatives  # type: ignore[attr-defined]
+    # Whoever is to move (the seed says), their own zone.
+    if player_at(game, to_move(game)) == ann:
+        until = "until Thursday 14 January 2027, 21:00 JST"
+    else:
+        until = "until Thursday 14 January 2027, 07:00 EST"
+    assert until in message.body and until in html
+
+
 WATCHING = timedelta(seconds=watching.WATCHING_SECONDS)
 
 

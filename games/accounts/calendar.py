@@ -27,7 +27,6 @@ from icalendar import Alarm, Calendar, Event, vDuration
 from games import clock
 from games.mail.notices import reminder_time
 from games.models import Game, Move, Profile, Seat
-from games.play import deadlines
 from games.ui import wording
 
 SALT = "mazesite.accounts.calendar"
@@ -147,7 +146,7 @@ def _event(seat: Seat, *, site_url: str, host: str) -> Event:
         zone = None
         if game.clock_options.get("weekends_off"):
             assert seat.user is not None, "a seat of the feed's owner"
-            zone = deadlines.person_zone(seat.user.profile.time_zone)
+            zone = clock.person_zone(seat.user.profile.time_zone)
         before = deadline - reminder_time(
             deadline=deadline, time_left=game.turn_time(seat), zone=zone
         )

@@ -36,8 +36,9 @@ from games.accounts.forms import (
 )
 from games.accounts.profiles import AccountError
 from games.archive import selectors
+from games.mail import preferences
 from games.models import Profile
-from games.play import deadlines, vacations
+from games.play import vacations
 from games.web import limits
 
 
@@ -324,7 +325,7 @@ def vacation_start(request: HttpRequest) -> HttpResponse:
     if not vacations.is_registered(user):
         messages.error(request, vacations.GUEST_REFUSED)
         return _account_page(request, status=400)
-    zone = deadlines.user_zone(user.pk)
+    zone = preferences.user_zone(user.pk)
     form = VacationForm(request.POST, zone_name=zone.key)
     if form.is_valid():
         return_on = form.cleaned_data["return_on"]
@@ -403,7 +404,8 @@ def _vacation_context(user: User, vacation_form: Form | None) -> dict[str, Any]:
     return {
         "vacation": vacation,
         "vacation_on": vacation.on_vacation(now),
-        "vacation_form": vacation_form or VacationForm(zone_name=deadlines.user_zone(user.pk).key),
+        "vacation_form": vacation_form
+        or VacationForm(zone_name=preferences.user_zone(user.pk).key),
         "vacation_automatic_form": VacationAutomaticForm(initial={"automatic": vacation.automatic}),
         "vacation_max_days": vacations.MAX_DAYS,
     }

@@ -26,6 +26,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils import timezone
 
 from games import clock, queueing, statements
 from games.mail import chatnews, preferences, watching
@@ -197,14 +198,16 @@ def _held_until(row: Outbox) -> datetime | None:
 def _message(
     row: Outbox, user: Any
 ) -> tuple[EmailMultiAlternatives | None, dict[int, list[chatnews.Unread]]]:
-    """The mail, and the chat messages it tells of (by game)."""
+    """The mail, and the chat messages it tells of (by game), its times in the recipient's own
+    time zone (their profile's, UTC without one), each with its zone's abbreviation."""
     context = _context(row, user)
     if context is None:
         return None, {}
     name = row.kind
-    subject = " ".join(render_to_string(f"emails/{name}_subject.txt", context).split())
-    text = render_to_string(f"emails/{name}_body.txt", context)
-    html = render_to_string(f"emails/{name}_body.html", context)
+    with timezone.override(preferences.user_zone(user.pk)):
+        subject = " ".join(render_to_string(f"emails/{name}_subject.txt", context).split())
+        text = render_to_string(f"emails/{name}_body.txt", context)
+        html = render_to_string(f"emails/{name}_body.html", context)
     message = EmailMultiAlternatives(
         subject,
         text,

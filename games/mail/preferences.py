@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import logging
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core import signing
 from django.urls import reverse
 
-from games.models import EmailPreferences, Outbox
+from games import clock
+from games.models import EmailPreferences, Outbox, Profile
 
 logger = logging.getLogger(__name__)
 User = get_user_model()
@@ -139,3 +141,10 @@ def unsubscribe(*, token: str) -> tuple[Any, str]:
     field, _, off = PREFERENCE[kind]
     EmailPreferences.objects.update_or_create(user_id=user.pk, defaults={field: off})
     return user, kind
+
+
+def user_zone(user_id: int) -> ZoneInfo:
+    """A person's own time zone, from their profile (one query; clock.person_zone): the zone of
+    their mails' times, of their vacation's return date, of their clock with weekends off."""
+    name = Profile.objects.filter(user_id=user_id).values_list("time_zone", flat=True).first()
+    return clock.person_zone(name)

@@ -76,21 +76,7 @@ def seat_zones(game: Game, seats: Sequence[Seat]) -> dict[int, ZoneInfo | None]:
         return {}
     people = {s.user_id: s.index for s in seats if s.user_id is not None and not s.bot}
     names = dict(Profile.objects.filter(user_id__in=people).values_list("user_id", "time_zone"))
-    return {index: person_zone(names.get(user_id)) for user_id, index in people.items()}
-
-
-def person_zone(time_zone: str | None) -> ZoneInfo:
-    """The zone of a person's clock in a game with weekends off: their profile's, or UTC."""
-    return clock.zone_or_none(time_zone) or UTC_ZONE
-
-
-UTC_ZONE = ZoneInfo("UTC")
-
-
-def user_zone(user_id: int) -> ZoneInfo:
-    """A person's own time zone, from their profile (one query); UTC without one."""
-    name = Profile.objects.filter(user_id=user_id).values_list("time_zone", flat=True).first()
-    return person_zone(name)
+    return {index: clock.person_zone(names.get(user_id)) for user_id, index in people.items()}
 
 
 def _turn_start(game: Game, seat: Seat, now: datetime) -> datetime:

@@ -37,7 +37,7 @@ from django.db.models import F
 from django.db.models.functions import TruncWeek
 
 from games import clock
-from games.mail import notices
+from games.mail import notices, preferences
 from games.models import Clock, ClockEvent, Game, Move, Profile, Seat, Vacation
 from games.play import deadlines
 
@@ -349,7 +349,7 @@ def _deadlines_shift(
     # The player's zone, read only if a game has weekends off (`deadlines.seat_zones`).
     own_zone: ZoneInfo | None = None
     if any(game.clock_options.get("weekends_off") for game in by_id.values()):
-        own_zone = deadlines.user_zone(user.pk)
+        own_zone = preferences.user_zone(user.pk)
     changes = []
     zones: dict[int, ZoneInfo | None] = {}
     for found in seats:
