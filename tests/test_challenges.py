@@ -471,6 +471,7 @@ def test_a_private_game_waiting_for_players_is_not_found_without_its_link() -> N
     hidden = [
         game_url,
         f"{game_url}?since={game.version - 1}",
+        f"{game_url}?since={game.version}",  # nothing new: still not a 204
         reverse("game_record", args=[game.pk]),
         reverse("game_chat", args=[game.pk]),
         reverse("game_replay", args=[game.pk]),

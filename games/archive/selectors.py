@@ -260,15 +260,18 @@ def game_for_page(game_id: int, *, with_moves: bool = True) -> Game | None:
 
 # game_version's statement, written out: every open game page asks it every few seconds, and
 # the ORM's building of it cost twice its round trip (a third of a poll that finds nothing new).
-GAME_VERSION_SQL = f"SELECT version, status FROM {Game._meta.db_table} WHERE id = %s"
+GAME_VERSION_SQL = (
+    f"SELECT version, status, invite_token <> '' FROM {Game._meta.db_table} WHERE id = %s"
+)
 
 
-def game_version(game_id: int) -> tuple[int, str] | None:
-    """The cheap read behind polling: one row by primary key, two columns."""
+def game_version(game_id: int) -> tuple[int, str, bool] | None:
+    """The cheap read behind polling: one row by primary key, its version, its status and
+    whether it is private (an invite link)."""
     with read_connection().cursor() as cursor:
         cursor.execute(GAME_VERSION_SQL, [game_id])
         row = cursor.fetchone()
-    return (row[0], row[1]) if row else None
+    return (row[0], row[1], bool(row[2])) if row else None
 
 
 # your_move_count's first query, written out: every signed-in page's header asks it, and the

@@ -165,8 +165,11 @@ def _game_page(
         current = selectors.game_version(game_id)
         if current is None:
             raise Http404("No such game.")
-        version, status = current
-        if str(version) == since:
+        version, status, private = current
+        # A private game waiting for players tells nobody outside it that it exists, not even
+        # by a 204: its poll is answered by the page, which knows who may see it.
+        hidden = private and status == Game.Status.OPEN and not invited
+        if str(version) == since and not hidden:
             # A player's page of a finished game asks until the time it was given for a rematch
             # offer (contexts.game_context), which moves the version.
             rematch_until = ascii_int(request.GET.get("rematch_until"), max_digits=12) or 0
