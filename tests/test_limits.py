@@ -13,6 +13,7 @@ import time_machine
 from django.contrib.auth.models import User
 from django.core import mail
 from django.db import connection
+from django.http import HttpResponse
 from django.test import Client, RequestFactory
 from django.urls import reverse
 from django_ratelimit.core import _split_rate
@@ -419,6 +420,42 @@ def test_a_refused_form_does_not_count_but_over_the_limit_is_still_refused(
     assert_limited(
         Client().post(reverse("signup"), signup_data("bob")), "Too many sign-ups came from"
     )
+
+
+def test_two_requests_at_the_same_moment_each_hold_their_place(rates) -> None:
+    """Counted before the view runs: a second request arriving while the first is being done
+    is refused at a limit of one, however the two interleave."""
+    rates(chat_player="1/h")
+    inner: list[BaseException | int] = []
+
+    @limits.limit("chat_player", lambda request: "user:7", done_only=True)
+    def view(request):
+        if not inner:  # the first request; the second arrives before it is done
+            try:
+                inner.append(view(RequestFactory().post("/")).status_code)
+            except limits.Limited as exc:
+                inner.append(exc)
+        return HttpResponse("done")
+
+    assert view(RequestFactory().post("/")).status_code == 200
+    assert len(inner) == 1 and isinstance(inner[0], limits.Limited)
+
+
+def test_a_request_that_fails_gives_its_count_back(rates) -> None:
+    rates(chat_player="1/h")
+    fail = [True, False]
+
+    @limits.limit("chat_player", lambda request: "user:8", done_only=True)
+    def view(request):
+        if fail.pop(0):
+            raise RuntimeError("the view failed")
+        return HttpResponse("done")
+
+    with pytest.raises(RuntimeError):
+        view(RequestFactory().post("/"))
+    assert view(RequestFactory().post("/")).status_code == 200
+    with pytest.raises(limits.Limited):
+        view(RequestFactory().post("/"))
 
 
 def test_joins_per_player(make_user, rates) -> None:

@@ -103,9 +103,29 @@ def rate(name: str) -> str:
 
 def check(request: HttpRequest, name: str, value: str) -> None:
     """Count one for `value` under the limit `name`; raise Limited once over it."""
+    _check(request, name, value)
+
+
+def _check(request: HttpRequest, name: str, value: str) -> tuple[Any, str] | None:
+    """`check`, answering where the count was made (the cache and its key; None when not
+    counted), for `_give_back`."""
     usage = _usage(request, name, value, increment=True)
     if usage is not None and usage["should_limit"]:
         raise Limited(name, usage["time_left"])
+    return None if usage is None else usage["counted"]
+
+
+def _give_back(counted: tuple[Any, str] | None) -> None:
+    """Take back one count that `_check` made, in its own window."""
+    if counted is None:
+        return
+    cache, key = counted
+    try:
+        cache.decr(key)
+    except ValueError:  # the window's count has expired: nothing to give back
+        pass
+    except Exception:  # noqa: BLE001 - any cache failure, as in _usage
+        logger.warning("rate limit count not given back: the cache failed", exc_info=True)
 
 
 def refuse_if_reached(request: HttpRequest, name: str, value: str) -> None:
@@ -125,9 +145,10 @@ def limit(
     name: str, key: Callable[..., str | None], *, method: str = "POST", done_only: bool = False
 ) -> Callable[[View], View]:
     """A view decorator: each `method` request counts for `key(request, **view_kwargs)` (None:
-    not counted) under the limit `name`. With `done_only`, only a request the view did not
-    refuse counts (an answer under 400: a game made, a message written), while one over the
-    limit is still refused before the view runs; a form sent back with a mistake costs nothing."""
+    not counted) under the limit `name`. With `done_only`, a request the view refused (an answer
+    of 400 or more, or an exception) is given its count back, so a form sent back with a mistake
+    costs nothing. It is counted before the view runs all the same: two requests at the same
+    moment each hold their place, and one over the limit is refused before the view reads it."""
 
     def decorator(view: View) -> View:
         @functools.wraps(view)
@@ -135,13 +156,16 @@ def limit(
             value = key(request, **kwargs) if request.method == method else None
             if value is None:
                 return view(request, *args, **kwargs)
+            counted = _check(request, name, value)
             if not done_only:
-                check(request, name, value)
                 return view(request, *args, **kwargs)
-            refuse_if_reached(request, name, value)
-            response = view(request, *args, **kwargs)
-            if response.status_code < 400:
-                count(request, name, value)
+            try:
+                response = view(request, *args, **kwargs)
+            except BaseException:
+                _give_back(counted)
+                raise
+            if response.status_code >= 400:
+                _give_back(counted)
             return response
 
         return wrapped  # type: ignore[return-value]
@@ -181,7 +205,7 @@ def _usage(request: HttpRequest, name: str, value: str, *, increment: bool) -> A
         cache = caches[getattr(settings, "RATELIMIT_USE_CACHE", "default")]
         if increment and isinstance(cache, RedisCache):
             return _counted_on_redis(cache, name, value, limit_rate)
-        return get_usage(
+        usage = get_usage(
             request,
             group=name,
             key=lambda _group, _request: value,
@@ -189,6 +213,10 @@ def _usage(request: HttpRequest, name: str, value: str, *, increment: bool) -> A
             method=get_usage.ALL,
             increment=increment,
         )
+        if usage is not None:
+            counted = (cache, _window_key(name, value, limit_rate)[1])
+            usage["counted"] = counted if increment else None
+        return usage
     except Exception:  # noqa: BLE001 - any cache failure
         # A limit that cannot count lets the request through: a dead cache must not take the
         # site down with it (RATELIMIT_FAIL_OPEN does the same for a count that went missing).
@@ -202,10 +230,8 @@ def _counted_on_redis(cache: RedisCache, name: str, value: str, limit_rate: str)
     if not getattr(settings, "RATELIMIT_ENABLE", True):
         return None
     limit, period = _split_rate(limit_rate)
-    window = _get_window(value, period)
-    key = cache.make_and_validate_key(
-        _make_cache_key(name, window, limit_rate, value, get_usage.ALL)
-    )
+    window, window_key = _window_key(name, value, limit_rate)
+    key = cache.make_and_validate_key(window_key)
     # The site's cache keeps one client per pool (mazesite/cache.py).
     pipe = cache._cache.get_client(key, write=True).pipeline(transaction=False)
     pipe.set(key, 0, ex=period + EXPIRATION_FUDGE, nx=True)
@@ -216,7 +242,16 @@ def _counted_on_redis(cache: RedisCache, name: str, value: str, limit_rate: str)
         "limit": limit,
         "should_limit": count > limit,
         "time_left": window - int(time.time()),
+        "counted": (cache, window_key),
     }
+
+
+def _window_key(name: str, value: str, limit_rate: str) -> tuple[int, str]:
+    """The end of the window now running for `value` under `name`, and django-ratelimit's key
+    for its count there."""
+    _limit, period = _split_rate(limit_rate)
+    window = _get_window(value, period)
+    return window, _make_cache_key(name, window, limit_rate, value, get_usage.ALL)
 
 
 def _duration(seconds: int) -> str:
