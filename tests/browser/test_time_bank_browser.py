@@ -28,6 +28,22 @@ def name_whole(pages: dict[int, Page]) -> None:
         assert name.evaluate("el => el.getClientRects().length") == 1  # one line box
 
 
+def log_lines_apart(page: Page) -> None:
+    """Each line of the log in one box of its own, none over another: a gift of time (a
+    sentence, not a move) spans the log's columns rather than run into a move's line."""
+    boxes = page.locator("#log li").evaluate_all(
+        """els => els.map(e => {
+            const r = e.getBoundingClientRect();
+            return [e.getClientRects().length, r.left, r.top, r.right, r.bottom];
+        })"""
+    )
+    assert len(boxes) >= 2
+    for i, (count, left, top, right, bottom) in enumerate(boxes):
+        assert count == 1, boxes  # not broken across two columns
+        for _, left2, top2, right2, bottom2 in boxes[i + 1 :]:
+            assert right <= left2 or right2 <= left or bottom <= top2 or bottom2 <= top, boxes
+
+
 def test_a_game_with_a_bank_and_weekends_off_and_a_day_given(browser, live_server, new_page):
     # Alice's browser is in Tokyo: sign-up keeps its zone (static/js/timezone.js).
     context = browser.new_context(base_url=live_server.url, timezone_id="Asia/Tokyo")
@@ -85,6 +101,7 @@ def test_a_game_with_a_bank_and_weekends_off_and_a_day_given(browser, live_serve
         page.get_by_role("button", name=f"Give {other_name} one more day").click()
         expect(page.locator("#log")).to_contain_text(f"gave {other_name} one more day.")
         expect(page.get_by_role("button", name=re.compile("one more day"))).to_have_count(0)
+        log_lines_apart(page)
         after = Seat.objects.get(game=game, index=other).deadline
         assert after is not None and after > before
         # The opponent's page picks it up by polling: the gift in the log, a later deadline.
