@@ -167,6 +167,7 @@ def test_a_declined_challenge_is_listed_without_a_replay_or_a_rating() -> None:
     assert "a challenged player said no" in page
     assert "Not rated: an aborted game changes nobody" in page and "Rated game." not in page
     assert reverse("game_replay", args=[declined.pk]) not in page
+    assert "<p>No moves.</p>" in page and "No moves yet" not in page  # none will come
     assert (
         reverse("game_replay", args=[played.pk])
         in client.get(played.get_absolute_url()).content.decode()
