@@ -237,6 +237,12 @@ def expect(mixed, *groups) -> list[int]:
         ({"from": "2026-05-29", "to": "2026-05-30"}, ["ann_beats_bot", "bot_beats_cat"]),
         ({"from": "2026-05-31"}, ["ann_beats_bob", "bob_beats_ann"]),
         ({"to": "2026-05-27"}, ["robot", "race"]),
+        # The first and the last day a date picker offers: no bound at all.
+        (
+            {"from": "0001-01-01", "to": "9999-12-31"},
+            ["ann_beats_bob", "bob_beats_ann", "ann_beats_bot", "bot_beats_cat", "cat_30d"]
+            + ["robot", "race"],
+        ),
         # Combined.
         ({"player": "cat", "bots": "yes"}, ["bot_beats_cat", "race"]),
         ({"player": "cat", "game": "cornmaze", "bots": "no"}, ["cat_30d"]),
@@ -282,6 +288,8 @@ def test_bad_filters_are_dropped_with_a_message_not_an_error_page(client, mixed)
     assert "There is no player named “nobody”." in response.content.decode()
     response = client.get("/archive/", {"from": "2026-06-02", "to": "2026-06-01"})
     assert "The end date is before the start date." in response.content.decode()
+    for url in ("/archive/", "/archive/feed/", "/players/ann/", "/players/ann/feed/"):
+        assert client.get(url, {"from": "0001-01-01", "to": "9999-12-31"}).status_code == 200
 
 
 def walk(client, url: str, rel: str) -> tuple[list[int], list[str]]:

@@ -317,7 +317,7 @@ def finished_page(
     if filters.since:
         where.append(f"{at} >= %(since)s")
         params["since"] = _db_datetime(_day_start(filters.since))
-    if filters.until:
+    if filters.until and filters.until < date.max:  # the last day there is: no end at all
         where.append(f"{at} < %(until)s")
         params["until"] = _db_datetime(_day_start(filters.until + timedelta(days=1)))
     # `at <= cursor` alone is what lets the index seek; the OR settles equal times by id.
