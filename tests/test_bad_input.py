@@ -19,7 +19,7 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
-from django.urls import reverse
+from django.urls import Resolver404, resolve, reverse
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -269,6 +269,31 @@ def test_a_claimed_name_is_stored_normalised(make_user) -> None:
 
 
 # --- a refused join, or a game that cannot be made, makes no guest -------------------------
+
+
+GAME_ROUTES = [
+    *["", "join", "move", "draft", "resign", "give-time", "ready", "hint", "chat", "chat/post"],
+    *["chat/report", "chat/mute", "chat/unmute", "record.json", "accept", "decline", "withdraw"],
+    *["abort", "rematch", "invite/abc/", "replay/"],
+]
+
+
+def test_a_game_id_beyond_64_bits_is_no_game(make_user) -> None:
+    """Such an id is no route at all (it would overflow the database's integer in a query)."""
+    client = Client()
+    client.force_login(make_user())
+    for route in GAME_ROUTES:
+        for digits in ("9223372036854775808", "9" * 40):
+            path = f"/games/{digits}/{route}"
+            with pytest.raises(Resolver404):
+                resolve(path)
+            assert client.get(path).status_code == 404, path
+            assert client.post(path, {"confirm": "yes"}).status_code == 404, path
+        # The longest id that routes: no such game, said as for any other.
+        path = f"/games/{'9' * 18}/{route}"
+        assert resolve(path).kwargs["game_id"] == 10**18 - 1
+        assert client.get(path).status_code in {302, 404, 405}, path
+        assert client.post(path, {"confirm": "yes"}).status_code in {404, 405}, path
 
 
 def test_a_refused_join_makes_no_guest(client: Client, make_cornmaze) -> None:
