@@ -16,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 from games.archive import replays, selectors
 from games.engines import cornmaze
 from games.models import Game, Move
-from games.play import core
+from games.play import challenges, core
 from tests.conftest import seat_user, to_move
 from tests.test_archive import bulk_finished, play_out
 
@@ -82,6 +82,23 @@ def test_a_resignation_and_a_timeout_replay_too(make_cornmaze):
     assert game.status == Game.Status.FINISHED
     states.append(game.state)
     assert replays.replay_states(game, list(game.moves.all())) == states
+
+
+def test_an_aborted_game_replays_with_the_reason_its_page_gives(client, make_cornmaze):
+    game = make_cornmaze(seats=2, size=6)
+    mover = to_move(game)
+    core.move_submit(
+        game_id=game.pk,
+        user=seat_user(game, mover),
+        number=0,
+        move={"shifts": cornmaze.legal_moves(game.state)[0]},
+    )
+    challenges.game_abort(game_id=game.pk, user=seat_user(game, mover))
+    said = "Aborted by a player before anyone else moved. No result."
+    for url in (f"/games/{game.pk}/", f"/games/{game.pk}/replay/"):
+        page = client.get(url).content.decode()
+        assert said in page, url
+        assert "nobody moved before the first deadline" not in page, url
 
 
 def test_the_page_steps_through_the_moves(client, finished):

@@ -357,8 +357,8 @@ def challenge_context(
         "can_rematch": False,
         "my_rematch_seat": None,
     }
-    if game.status == Game.Status.ABORTED and game.result_reason in wording.CALLED_OFF_TEXT:
-        context["aborted_text"] = wording.CALLED_OFF_TEXT[game.result_reason]
+    if game.status == Game.Status.ABORTED:
+        context["aborted_text"] = wording.aborted_text(game.result_reason)
     if game.status == Game.Status.FINISHED and my_seat is not None:
         rematch = selectors.rematch_of(game)
         context["rematch"] = rematch

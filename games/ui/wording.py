@@ -198,6 +198,12 @@ CALLED_OFF_TEXT = {
     "expired": "Expired: not every challenged player accepted in time. No result.",
     "player_aborted": "Aborted by a player before anyone else moved. No result.",
 }
+NOBODY_MOVED_TEXT = "Aborted: nobody moved before the first deadline. No result."
+
+
+def aborted_text(reason: str) -> str:
+    """The status line of an aborted game, on its page and its replay."""
+    return CALLED_OFF_TEXT.get(reason, NOBODY_MOVED_TEXT)
 
 
 # --- the chat (games/chat, the game page) -------------------------------------------------------
