@@ -5,6 +5,7 @@ and an invite token that only its creator (and whoever has the link) ever sees."
 from __future__ import annotations
 
 import re
+import xml.etree.ElementTree as ET
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -26,6 +27,7 @@ from games.play import challenges, core, sweeps
 from tests.conftest import FIXED_SEED, a_legal_move, play_to_the_end, seat_user, to_move
 from tests.worker_fixtures import make_player
 
+ATOM = "{http://www.w3.org/2005/Atom}"
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("queued")]
 
 START = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
@@ -163,6 +165,14 @@ def test_a_declined_challenge_is_listed_without_a_replay_or_a_rating() -> None:
         assert reverse("game", args=[declined.pk]) in listing, url
         assert reverse("game_replay", args=[played.pk]) in listing, url
         assert reverse("game_replay", args=[declined.pk]) not in listing, url
+    assert "bob (challenged)" in client.get(reverse("archive")).content.decode()
+    # The feed links a game with no replay to its page: every entry its own link and id.
+    feed = ET.fromstring(client.get(reverse("player_feed", args=["alice"])).content)
+    entries = feed.findall(f"{ATOM}entry")
+    links = {e.find(f"{ATOM}link").get("href").split("testserver")[-1] for e in entries}
+    assert links == {declined.get_absolute_url(), reverse("game_replay", args=[played.pk])}
+    assert len({e.find(f"{ATOM}id").text for e in entries}) == 2
+    assert "alice vs bob (challenged)" in ET.tostring(feed, encoding="unicode")
     page = client.get(reverse("game", args=[declined.pk])).content.decode()
     assert "a challenged player said no" in page
     assert "Not rated: an aborted game changes nobody" in page and "Rated game." not in page

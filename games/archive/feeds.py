@@ -1,5 +1,6 @@
 """Atom feeds of finished games: the whole archive (with the archive's filters, if given) and one
-player's. An entry is a game, linked to its replay, dated by its finish."""
+player's. An entry is a game, linked to its replay (to its page if it has no move), dated by its
+finish."""
 
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ class _GamesFeed(Feed):
         return _description(item)
 
     def item_link(self, item: reads.Row) -> str:
-        return item.replay_url
+        # A game with no move has no replay: its page, which also keeps entries' ids apart.
+        return item.replay_url or item.url
 
     def item_pubdate(self, item: reads.Row) -> datetime | None:
         return item.finished_at

@@ -18,7 +18,7 @@ from django.utils.dateparse import parse_datetime
 from django.utils.functional import cached_property
 
 from games.archive.filters import Filters
-from games.models import Clock, Game, Seat
+from games.models import Clock, Game, Seat, seat_name
 from games.ui import colour
 from games.ui.wording import ending
 from games.web.inputs import ascii_int
@@ -65,9 +65,13 @@ def username_of(user_id: str) -> str:
 
 
 # A game's columns as a list shows them: GAME_COLUMNS, then its seats as one JSON array of
-# [index, bot, place, username], so that a page is one query, not one for games and one for seats.
+# [index, bot, place, username, the challenged player it is kept for while nobody sits in it],
+# so that a page is one query, not one for games and one for seats.
 GAME_COLUMNS = ("id", "kind", "clock", "status", "ply", "result_reason", "finished_at")
-_SEAT_COLUMNS = f's."index", s.bot, s.place, {username_of("s.user_id")}'
+_SEAT_COLUMNS = (
+    f's."index", s.bot, s.place, {username_of("s.user_id")}, CASE WHEN s.user_id IS NULL'
+    f" THEN {username_of('s.reserved_for_id')} END"
+)
 
 
 def _game_columns() -> str:
@@ -226,7 +230,7 @@ class Row:
             title=KIND_TITLES.get(kind, kind),
             clock_text=CLOCK_TEXT.get(clock, clock),
             status=status,
-            # [index, bot, place, username], in no set order on SQLite.
+            # [index, bot, place, username, kept for], in no set order on SQLite.
             seats=[_seat_row(*seat) for seat in sorted(json.loads(seats))] if seats else [],
             ending=ending(reason),
             moves=ply,
@@ -239,13 +243,11 @@ class Row:
         )
 
 
-def _seat_row(index: int, bot: str, place: int | None, username: str | None) -> SeatRow:
-    if bot:
-        name, url = f"Bot ({bot})", ""
-    elif username is None:
-        name, url = "(open seat)", ""
-    else:
-        name, url = username, player_url(username)
+def _seat_row(
+    index: int, bot: str, place: int | None, username: str | None, kept_for: str | None
+) -> SeatRow:
+    name = seat_name(bot=bot, player=username, kept_for=kept_for)
+    url = player_url(username) if username is not None and not bot else ""
     return SeatRow(name, bool(bot), place, ordinal(place) if place else "", colour(index), url)
 
 
