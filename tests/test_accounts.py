@@ -102,6 +102,9 @@ def test_signup_with_email_sends_a_verification_mail(
         (claim_data(username="guest42"), b"kept for guests"),
         (claim_data(username="has space"), b"Enter a valid username"),
         (claim_data(username=""), b"This field is required"),
+        # /players/./ and /players/../ are no pages: a browser reads them as paths.
+        (claim_data(username="."), b"A username needs more than dots"),
+        (claim_data(username=".."), b"A username needs more than dots"),
     ],
 )
 def test_signup_refuses_bad_input_and_creates_nobody(
@@ -149,6 +152,13 @@ def test_sign_in_and_out(client: Client, make_user) -> None:
     assert response.status_code == 302
     assert response.url == reverse("lobby")
     assert signed_in_pk(client) == user.pk
+
+    # The name as the player has it in mind: names are unique ignoring case.
+    other = Client()
+    response = other.post(reverse("login"), {"username": " MINOS", "password": PASSWORD})
+    assert response.status_code == 302 and signed_in_pk(other) == user.pk
+    wrong = Client().post(reverse("login"), {"username": "Minos", "password": "wrong"})
+    assert wrong.status_code == 200 and b"Please enter a correct username" in wrong.content
 
     # Signing out is a POST: a link or a prefetch only asks.
     assert b'id="logout-confirm"' in client.get(reverse("logout")).content

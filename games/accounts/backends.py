@@ -112,7 +112,27 @@ post_save.connect(_profile_changed, sender=Profile, dispatch_uid="forget_profile
 post_delete.connect(_profile_changed, sender=Profile, dispatch_uid="forget_profile_deleted")
 
 
+def stored_username(username: str) -> str:
+    """The stored name that `username` is, ignoring case (names are unique so), after the
+    normalisation of sign-up (NFKC); `username` itself if no user or more than one has it."""
+    name = str(User.normalize_username(username.strip()))
+    found = list(User.objects.filter(username__iexact=name).values_list("username", flat=True)[:2])
+    return found[0] if len(found) == 1 else username
+
+
 class ProfileBackend(ModelBackend):
+    def authenticate(
+        self,
+        request: Any,
+        username: str | None = None,
+        password: str | None = None,
+        **kwargs: Any,
+    ) -> User | None:
+        """Django's sign-in, with the name as the player has it in mind: `ALICE` is alice."""
+        if username is not None:
+            username = stored_username(username)
+        return super().authenticate(request, username=username, password=password, **kwargs)
+
     def get_user(self, user_id: Any) -> User | None:
         user = user_with_profile(user_id)
         if user is None:

@@ -75,6 +75,8 @@ def username_problem(username: str, *, exclude_pk: int | None = None) -> str | N
         USERNAME_VALIDATOR(username)
     except ValidationError as error:
         return " ".join(error.messages)
+    if set(username) <= {"."}:  # a path segment of its own: /players/./ is no page
+        return "A username needs more than dots. Choose another."
     if username.lower().startswith(RESERVED_PREFIX):
         return "Names starting with “Guest” are kept for guests. Choose another."
     if username.casefold() in bot_names():

@@ -267,7 +267,9 @@ class LoginView(auth_views.LoginView):
         return super().form_invalid(form)
 
     def _failure_keys(self) -> list[tuple[str, str]]:
-        username = self.request.POST.get("username", "").strip().casefold()
+        # One count for every way of writing the name that signs in as the same account.
+        username = profiles.username_normalize(self.request.POST.get("username", "").strip())
+        username = username.casefold()
         return [
             ("login_failed_account", username),
             ("login_failed_client", limits.client_ip(self.request)),
