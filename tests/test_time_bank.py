@@ -23,7 +23,7 @@ from games.archive import selectors
 from games.archive.records import record_build, record_verify
 from games.models import Game, Outbox, Profile, Reminder, Seat
 from games.play import core, deadlines, sweeps, vacations
-from tests.worker_fixtures import legal_move, make_player, player_at, to_move
+from tests.worker_fixtures import legal_move, make_game, make_player, play_one, player_at, to_move
 
 DAY = timedelta(days=1)
 # Both sides of UTC, with and without daylight saving, and zones whose change is at midnight
@@ -324,6 +324,25 @@ def test_the_lobby_orders_by_the_time_actually_left(queued) -> None:
     deadlines_left = [seat(Game.objects.get(pk=i), 1).deadline for i in ids]
     assert deadlines_left == sorted(deadlines_left)
     assert ids.index(banked.pk) == len(ids) - 1
+
+
+@pytest.mark.django_db
+def test_a_bot_is_offered_no_time_and_cannot_be_given_any(queued) -> None:
+    player = make_player()
+    game = make_game(player, bots=("strong",))
+    if to_move(game) == 0:
+        play_one(game)  # the bot's turn is queued, not played: its clock runs
+    assert to_move(game) == 1 and seat(game, 1).deadline is not None
+    client = Client()
+    client.force_login(player)
+    page = client.get(reverse("game", args=[game.pk])).content.decode()
+    assert "one more day" not in page and reverse("game_give_time", args=[game.pk]) not in page
+    before = seat(game, 1).deadline
+    response = client.post(reverse("game_give_time", args=[game.pk]), {"seat": "1"})
+    assert "A bot needs no more time" in response.content.decode()
+    assert seat(game, 1).deadline == before
+    game.refresh_from_db()
+    assert game.clock_events == []
 
 
 @pytest.mark.django_db

@@ -239,7 +239,11 @@ def game_context(
             "url": seat_url(s),
             "dropped": bool(view and s.index in view.get("dropped", [])),
             **_bank_row(game, s, zones.get(s.index), now),
-            "can_give": can_give and s != my_seat and s.deadline is not None and s.deadline > now,
+            "can_give": can_give
+            and s != my_seat
+            and not s.bot
+            and s.deadline is not None
+            and s.deadline > now,
             "rating": changes.get(s.index),
             "vacation_until": vacations.on_vacation_until(s.user if s.user_id else None, now),
         }

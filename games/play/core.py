@@ -676,6 +676,8 @@ def time_give(*, game_id: int, user: User, seat_index: int) -> Seat:
             raise GameError("There is no such seat in this game.")
         if seat == giver:
             raise GameError("You cannot give time to yourself.")
+        if seat.bot:
+            raise GameError("A bot needs no more time: it plays as soon as it is its turn.")
         if seat.deadline is None:
             raise GameError(
                 f"{seat.name}'s clock is not running: you can give time only to a player to move."
