@@ -620,7 +620,9 @@ def test_the_account_page_sets_the_time_zone_and_refuses_an_unknown_one(client) 
     response = client.post(reverse("time_zone_change"), {"time_zone": "Asia/Tokyo"})
     assert response.status_code == 302
     assert Profile.objects.get(user=user).time_zone == "Asia/Tokyo"
-    for bad in ("Mars/Olympus", "", "../../etc/passwd", "UTC\x00"):
+    # `localtime` would be the server's zone, `Factory` no place's: neither is offered.
+    assert '"localtime"' not in page and '"Factory"' not in page
+    for bad in ("Mars/Olympus", "", "../../etc/passwd", "UTC\x00", "localtime", "Factory"):
         response = client.post(reverse("time_zone_change"), {"time_zone": bad})
         assert response.status_code == 400, bad
         if bad and "\x00" not in bad:

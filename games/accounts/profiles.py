@@ -147,10 +147,14 @@ def time_zone_known(name: str) -> bool:
     return name in time_zone_names()
 
 
+NOT_PLACES = frozenset({"localtime", "posixrules", "Factory"})
+
+
 @functools.cache
 def time_zone_names() -> list[str]:
-    """The IANA zone names a player may choose, sorted."""
-    return sorted(zoneinfo.available_timezones() | {"UTC"})
+    """The IANA zone names a player may choose, sorted: not the machine's own (`localtime`, a
+    file some systems add, which would follow the server) nor `Factory` (no place's time)."""
+    return sorted((zoneinfo.available_timezones() | {"UTC"}) - NOT_PLACES)
 
 
 def time_zone_set(*, user: User, name: str) -> Profile:
