@@ -4,7 +4,6 @@ our templates (see `account_urls`)."""
 
 from __future__ import annotations
 
-from datetime import datetime, tzinfo
 from typing import Any
 
 from django.conf import settings
@@ -20,7 +19,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.cache import patch_cache_control
-from django.utils.formats import date_format
+from django.utils.html import format_html
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from games import clock
@@ -39,6 +38,7 @@ from games.archive import selectors
 from games.mail import preferences
 from games.models import Profile
 from games.play import vacations
+from games.ui import time_html
 from games.web import limits
 
 
@@ -345,9 +345,14 @@ def vacation_start(request: HttpRequest) -> HttpResponse:
                 messages.error(request, str(exc))
             else:
                 assert vacation.until is not None
+                # A <time>, as the account page shows the vacation's end: both in the zone of
+                # the browser (site.js), UTC without it.
                 messages.success(
                     request,
-                    f"Enjoy your vacation. Your clocks stop until {_when(vacation.until, zone)}.",
+                    format_html(
+                        "Enjoy your vacation. Your clocks stop until {}.",
+                        time_html(vacation.until),
+                    ),
                 )
                 return redirect("account")
     return _account_page(request, vacation_form=form, status=400)
@@ -392,10 +397,6 @@ def vacation_automatic(request: HttpRequest) -> HttpResponse:
     else:
         messages.success(request, "Automatic vacation is off: a clock that runs out loses.")
     return redirect("account")
-
-
-def _when(at: datetime, zone: tzinfo) -> str:
-    return date_format(timezone.localtime(at, zone), "l j F Y, H:i T")
 
 
 def _vacation_context(user: User, vacation_form: Form | None) -> dict[str, Any]:

@@ -12,7 +12,7 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import Page, expect
 
-from games.models import Vacation
+from games.models import Profile, Vacation
 from tests.browser.conftest import corn_maze_of_two
 
 pytestmark = pytest.mark.browser
@@ -36,7 +36,10 @@ def test_a_player_takes_a_vacation_returns_and_the_opponent_sees_it(new_page) ->
     url = f"/games/{game.pk}/"
     expect(bob.locator("#clocks .vacation")).to_have_count(0)
 
-    # Ann goes away for three days, from her account page.
+    # Ann goes away for three days, from her account page. Her profile's zone is not her
+    # browser's: the dates she picks are days in her zone, and every time she reads is in the
+    # browser's, the message's as the page's.
+    Profile.objects.filter(user__username="ann").update(time_zone="America/Los_Angeles")
     ann.goto("/accounts/")
     expect(ann.locator("#vacation-days")).to_contain_text("You have 14 vacation days")
     back_on = (timezone.localdate() + timedelta(days=3)).isoformat()
@@ -44,6 +47,8 @@ def test_a_player_takes_a_vacation_returns_and_the_opponent_sees_it(new_page) ->
     ann.get_by_role("button", name="Start my vacation").click()
     expect(ann.locator(".messages")).to_contain_text("Enjoy your vacation")
     expect(ann.locator("#vacation-state")).to_contain_text("You are on vacation until")
+    until = ann.locator("#vacation-state time").first.inner_text()
+    assert ann.locator(".messages time").inner_text() == until
 
     bob.goto(url)
     seat = bob.locator("#clocks li", has_text="ann")
