@@ -123,6 +123,7 @@ def test_the_names_that_cannot_be_challenged_say_why_and_make_nothing() -> None:
         (guest.username,): "is a guest: invite guests with a private link",
         ("strong",): "is a bot: bots need no challenge",
         ("Bot (simple)",): "is a bot",
+        ("Bot",): "is a bot",
         ("bob", "BOB"): "You named BOB twice",
     }
     for names, message in refusals.items():

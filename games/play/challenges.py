@@ -63,7 +63,7 @@ def challenged_players(*, names: Sequence[str], creator: User) -> list[User]:
                 user = User.objects.filter(username__iexact=name, is_active=True).first()
                 if user is not None:
                     found[name.casefold()] = user
-    bots = {level.casefold() for kind in ENGINES for level in levels(kind)}
+    bots = {"bot", *(level.casefold() for kind in ENGINES for level in levels(kind))}
     players = []
     for name in names:
         user = found.get(name.casefold())
