@@ -145,7 +145,7 @@ def test_sign_in_and_out(client: Client, make_user) -> None:
 
     refused = client.post(reverse("login"), {"username": "minos", "password": "wrong"})
     assert refused.status_code == 200
-    assert b"Please enter a correct username and password" in refused.content
+    assert b"That name and password do not match." in refused.content
     assert signed_in_pk(client) is None
 
     response = client.post(reverse("login"), {"username": "minos", "password": PASSWORD})
@@ -158,7 +158,7 @@ def test_sign_in_and_out(client: Client, make_user) -> None:
     response = other.post(reverse("login"), {"username": " MINOS", "password": PASSWORD})
     assert response.status_code == 302 and signed_in_pk(other) == user.pk
     wrong = Client().post(reverse("login"), {"username": "Minos", "password": "wrong"})
-    assert wrong.status_code == 200 and b"Please enter a correct username" in wrong.content
+    assert wrong.status_code == 200 and b"That name and password do not match." in wrong.content
 
     # Signing out is a POST: a link or a prefetch only asks.
     assert b'id="logout-confirm"' in client.get(reverse("logout")).content
@@ -263,6 +263,14 @@ def test_password_reset_by_email(
     # The link redirects to a URL without the token, which shows the form.
     form_page = client.get(link, follow=True)
     assert b'name="new_password1"' in form_page.content
+    assert b"At least 8 characters; not too common" in form_page.content  # the site's words
+    differ = client.post(
+        form_page.redirect_chain[-1][0],
+        {"new_password1": "a brand new secret", "new_password2": "another secret"},
+    )
+    assert b"The two passwords differ. Type the same one twice." in differ.content
+    user.refresh_from_db()
+    assert user.check_password("the old password")
     response = client.post(
         form_page.redirect_chain[-1][0],
         {"new_password1": "a brand new secret", "new_password2": "a brand new secret"},
@@ -288,6 +296,15 @@ def test_password_reset_for_an_unknown_address_sends_nothing(
 def test_password_change(client: Client, make_user) -> None:
     user = make_user("minos", password=PASSWORD)
     client.force_login(user)
+    page = client.get(reverse("password_change")).content.decode()
+    assert "At least 8 characters; not too common" in page and "New password again" in page
+    differ = client.post(
+        reverse("password_change"),
+        {"old_password": PASSWORD, "new_password1": "a brand new one", "new_password2": "other"},
+    )
+    assert "The two passwords differ. Type the same one twice." in differ.content.decode()
+    user.refresh_from_db()
+    assert user.check_password(PASSWORD)
 
     response = client.post(
         reverse("password_change"),

@@ -7,7 +7,12 @@ from typing import Any
 
 from django import forms
 from django.contrib.auth import password_validation
-from django.contrib.auth.forms import PasswordResetForm
+from django.contrib.auth.forms import (
+    AuthenticationForm,
+    PasswordChangeForm,
+    PasswordResetForm,
+    SetPasswordForm,
+)
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 
@@ -23,6 +28,7 @@ from games.accounts.profiles import (
 from games.models import Profile
 
 PASSWORD_HINT = "At least 8 characters; not too common, not only digits, not like your name."
+PASSWORDS_DIFFER = "The two passwords differ. Type the same one twice."
 
 
 def _password_field(label: str, hint: str = "") -> forms.CharField:
@@ -65,7 +71,7 @@ class SignupForm(forms.Form):
         cleaned = super().clean() or {}
         password1, password2 = cleaned.get("password1"), cleaned.get("password2")
         if password1 and password2 and password1 != password2:
-            self.add_error("password2", "The two passwords differ. Type the same one twice.")
+            self.add_error("password2", PASSWORDS_DIFFER)
         elif password1:
             # Compared with the name and address being chosen, not the ones the user has now.
             candidate = User(username=cleaned.get("username", ""), email=cleaned.get("email", ""))
@@ -112,6 +118,41 @@ class TimeZoneForm(forms.Form):
         if not time_zone_known(name):
             raise ValidationError(TIME_ZONE_UNKNOWN)
         return name
+
+
+class SignInForm(AuthenticationForm):
+    """Django's sign-in form, in the site's words: the name is found ignoring case
+    (accounts.backends.stored_username), the password is not."""
+
+    error_messages = {
+        **AuthenticationForm.error_messages,
+        "invalid_login": (
+            "That name and password do not match. Check the password: its case counts."
+        ),
+    }
+
+
+def _in_site_words(form: SetPasswordForm) -> None:
+    """Django's forms that set a new password, with the sign-up form's hint and sentence."""
+    form.error_messages = {**form.error_messages, "password_mismatch": PASSWORDS_DIFFER}
+    form.fields["new_password1"].help_text = PASSWORD_HINT
+    form.fields["new_password2"].label = "New password again"
+
+
+class NewPasswordForm(SetPasswordForm):
+    """A new password from a reset link."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        _in_site_words(self)
+
+
+class ChangePasswordForm(PasswordChangeForm):
+    """A new password, with the old one."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        _in_site_words(self)
 
 
 class VerifiedPasswordResetForm(PasswordResetForm):

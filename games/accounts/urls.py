@@ -7,6 +7,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from games.accounts import views as account_views
+from games.accounts.forms import NewPasswordForm
 
 urlpatterns = [
     path("", account_views.account, name="account"),
@@ -44,7 +45,7 @@ urlpatterns = [
     ),
     path(
         "reset/<uidb64>/<token>/",
-        auth_views.PasswordResetConfirmView.as_view(),
+        auth_views.PasswordResetConfirmView.as_view(form_class=NewPasswordForm),
         name="password_reset_confirm",
     ),
     path(

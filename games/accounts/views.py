@@ -25,8 +25,10 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 from games import clock
 from games.accounts import calendar, profiles
 from games.accounts.forms import (
+    ChangePasswordForm,
     ClaimForm,
     EmailForm,
+    SignInForm,
     SignupForm,
     TimeZoneForm,
     VacationAutomaticForm,
@@ -244,6 +246,8 @@ def calendar_link(request: HttpRequest) -> HttpResponse:
 class PasswordChangeView(auth_views.PasswordChangeView):
     """A guest has no password to change: it sets one by claiming the account."""
 
+    form_class = ChangePasswordForm
+
     def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         user = request.user
         if isinstance(user, User) and profiles.profile_for(user).is_guest:
@@ -255,6 +259,8 @@ class PasswordChangeView(auth_views.PasswordChangeView):
 class LoginView(auth_views.LoginView):
     """Django's sign-in, with a limit on wrong passwords per account and per client. Once one is
     reached, even the right password waits until the count starts again."""
+
+    authentication_form = SignInForm
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         for name, value in self._failure_keys():
