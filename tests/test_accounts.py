@@ -582,6 +582,33 @@ def test_a_new_address_needs_verifying_again_and_old_links_die(
     assert user.profile.email_verified is False
 
 
+def test_an_address_is_kept_as_mail_goes_to_it_and_its_capitals_need_no_new_link(
+    client: Client,
+    make_user,
+    mailoutbox: list[mail.EmailMessage],
+    django_capture_on_commit_callbacks,
+) -> None:
+    user = make_user("minos")
+    client.force_login(user)
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(
+            reverse("email_change"),
+            {"email": "Minos@\uff45\uff58\uff41\uff4d\uff50\uff4c\uff45.com"},
+        )
+    user.refresh_from_db()
+    assert user.email == "Minos@example.com"  # full-width letters are the letters mail uses
+    (link,) = mailoutbox
+    assert link.to == ["Minos@example.com"]
+    token = profiles.email_verify_token(user=user)
+    assert Client().get(reverse("email_verify", args=[token])).status_code == 200
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("email_change"), {"email": "MINOS@EXAMPLE.COM"})
+    assert response.status_code == 302
+    user.refresh_from_db()
+    assert user.email == "MINOS@example.com" and user.profile.email_verified
+    assert len(mailoutbox) == 1  # no new link for the same address in other capitals
+
+
 def test_resend_the_verification_link(
     client: Client,
     make_user,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import unicodedata
 import zoneinfo
 from datetime import timedelta
 
@@ -209,8 +210,10 @@ def guest_link_login(*, request: HttpRequest, key: str) -> User:
 
 def email_address_set(*, user: User, email: str) -> None:
     """Store a new, unverified address and send it a link to verify. Setting the address it
-    already has only sends the link again, unless it is verified already."""
-    email = BaseUserManager.normalize_email(email.strip())
+    already has only sends the link again, unless it is verified already; written in other
+    capitals, a verified address stays verified. The address is kept as mail would be sent to
+    it: NFKC (a full-width `ｅｘａｍｐｌｅ.com` is `example.com`), its domain in lower case."""
+    email = BaseUserManager.normalize_email(unicodedata.normalize("NFKC", email.strip()))
     if not email:
         raise AccountError("Enter an email address.", field="email")
     if len(email) > EMAIL_MAX_LENGTH:
@@ -220,7 +223,11 @@ def email_address_set(*, user: User, email: str) -> None:
     with transaction.atomic():
         locked = User.objects.select_for_update().get(pk=user.pk)
         profile = profile_for(locked)
-        if locked.email == email and profile.email_verified:
+        if locked.email.casefold() == email.casefold() and profile.email_verified:
+            if locked.email != email:
+                locked.email = email
+                locked.save(update_fields=["email"])
+            user.email = email
             return
         if locked.email != email:
             locked.email = email
