@@ -475,7 +475,8 @@ def test_a_race_whose_runners_do_not_all_press_ready_is_aborted() -> None:
         assert sweeps.paces_sweep() == 1
     game.refresh_from_db()
     assert game.status == "aborted" and game.race_deadline is None
-    assert "not every runner pressed Ready" in Client().get(f"/games/{game.pk}/").content.decode()
+    for url in (f"/games/{game.pk}/", f"/games/{game.pk}/replay/"):
+        assert "not every runner pressed Ready" in Client().get(url).content.decode(), url
 
 
 def test_polling_is_fast_while_racing_and_stops_at_the_end(started: Game) -> None:

@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from games.archive import reads, replays
 from games.engines import get_engine
-from games.models import Game, Seat
+from games.models import Clock, Game, Seat
 from games.ui import colour, get_ui, has_ui, wording
 from games.web.inputs import MAX_DIGITS, ascii_int
 
@@ -79,7 +79,7 @@ def replay_context(game: Game, ply_text: str | None, view_key: str | None) -> di
     winners = [s.name for s in seats if s.place == 1]
     result = f"{wording.ending(game.result_reason)}."
     if game.status == Game.Status.ABORTED:
-        result = wording.aborted_text(game.result_reason)
+        result = wording.aborted_text(game.result_reason, live_race=game.clock == Clock.LIVE)
     elif game.status == Game.Status.FINISHED and winners:
         result = f"{' and '.join(winners)} {'win' if len(winners) > 1 else 'wins'}: {result}"
     return {

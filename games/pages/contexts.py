@@ -22,7 +22,7 @@ from games.archive.reads import seat_url
 from games.archive.records import public_move
 from games.engines import get_engine
 from games.engines.base import JSON
-from games.models import Game, Move, Seat
+from games.models import Clock, Game, Move, Seat
 from games.play import challenges, core, deadlines, vacations
 from games.ui import colour, get_ui, mark_html, wording
 
@@ -362,7 +362,9 @@ def challenge_context(
         "my_rematch_seat": None,
     }
     if game.status == Game.Status.ABORTED:
-        context["aborted_text"] = wording.aborted_text(game.result_reason)
+        context["aborted_text"] = wording.aborted_text(
+            game.result_reason, live_race=game.clock == Clock.LIVE
+        )
     if game.status == Game.Status.FINISHED and my_seat is not None:
         rematch = selectors.rematch_of(game)
         context["rematch"] = rematch

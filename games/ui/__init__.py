@@ -157,7 +157,7 @@ class GameUI:
         self, game: Game, view: JSON | None, viewer: int | None, now: datetime
     ) -> dict[str, Any]:
         """More context for the game page, such as `poll_every` ("500ms"), `status_template`
-        (drawn as the status line), `hide_resign`, `aborted_text`. None by default."""
+        (drawn as the status line), `hide_resign`. None by default."""
         return {}
 
 

@@ -332,9 +332,6 @@ class UI(GameUI):
             "events_url": events_url(game, viewer) if live and not over else "",
             "status_template": "games/boards/mazerace_status.html",
             "hide_resign": not runner_in,
-            "aborted_text": "Aborted: not every runner pressed Ready in time. No result."
-            if live
-            else "",
         }
 
     @staticmethod

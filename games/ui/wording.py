@@ -199,11 +199,15 @@ CALLED_OFF_TEXT = {
     "player_aborted": "Aborted by a player before anyone else moved. No result.",
 }
 NOBODY_MOVED_TEXT = "Aborted: nobody moved before the first deadline. No result."
+NOT_READY_TEXT = "Aborted: not every runner pressed Ready in time. No result."
 
 
-def aborted_text(reason: str) -> str:
-    """The status line of an aborted game, on its page and its replay."""
-    return CALLED_OFF_TEXT.get(reason, NOBODY_MOVED_TEXT)
+def aborted_text(reason: str, *, live_race: bool) -> str:
+    """The status line of an aborted game, on its page and its replay: called off, or run out
+    of time before it began (a live race: its runners' Ready)."""
+    if reason in CALLED_OFF_TEXT:
+        return CALLED_OFF_TEXT[reason]
+    return NOT_READY_TEXT if live_race else NOBODY_MOVED_TEXT
 
 
 # --- the chat (games/chat, the game page) -------------------------------------------------------
