@@ -240,6 +240,26 @@ def test_automatic_vacation_instead_of_a_timeout_one_mail_then_the_seat_times_ou
     assert record_verify(json.loads(json.dumps(record))) == []
 
 
+def test_one_automatic_vacation_covers_every_clock_that_ran_out_in_the_same_sweep() -> None:
+    with time_machine.travel(START, tick=False):
+        eve = make_player(automatic_vacation=True)
+        games = [make_game(eve, make_player()) for _ in range(2)]
+        for game in games:  # a move each, then eve is to move in both
+            if seat_user(game, to_move(game)) == eve:
+                play_one(game)
+            play_one(game)
+    for game in games:
+        assert seat_user(game, to_move(game)) == eve
+    ran_out = START + CLOCK + timedelta(seconds=5)
+    with time_machine.travel(ran_out, tick=False):
+        assert sweeps.deadlines_sweep() == 0  # one vacation, no timeout
+    vacation = Vacation.objects.get(user=eve)
+    for game in games:
+        game.refresh_from_db()
+        assert game.status == Game.Status.ACTIVE
+        assert deadline_of(game, to_move(game)) == vacation.until
+
+
 @pytest.mark.parametrize("who", ["automatic off", "guest", "no days left"])
 def test_without_automatic_vacation_the_seat_times_out(who: str, make_user) -> None:
     with time_machine.travel(START, tick=False):

@@ -240,8 +240,10 @@ def vacation_end(*, user: User, now: datetime | None = None) -> Vacation | None:
 
 def automatic_vacation(*, game: Game, seat: Seat, now: datetime) -> bool:
     """Instead of timing this seat out (its deadline has passed): start an automatic vacation
-    if its player wants one and has days left, with a mail saying so. Returns whether one
-    started. The caller (the sweep's timeout path) holds this game's lock."""
+    if its player wants one and has days left, with a mail saying so. Returns whether the seat
+    is on vacation now, its deadline past the vacation (one started, here or for another of the
+    player's seats in the same batch). The caller (the sweep's timeout path) holds this game's
+    lock."""
     if seat.user_id is None or seat.bot:
         return False
     user = seat.user
@@ -262,7 +264,15 @@ def automatic_vacation(*, game: Game, seat: Seat, now: datetime) -> bool:
     ):
         return False  # this week's day is counted already, and no other week has begun
     found = vacation_for(user, now=now)
-    if not found.automatic or found.days_left < 1 or found.on_vacation(now):
+    if found.on_vacation(now):
+        # Started for another of the player's seats in this batch (the seats were read before
+        # it): it moved this seat's deadline too, which the database has.
+        moved = Seat.objects.filter(pk=seat.pk).values_list("deadline", flat=True).first()
+        if moved is None or moved <= now:
+            return False
+        game.refresh_from_db(fields=["version"])
+        return True
+    if not found.automatic or found.days_left < 1:
         return False
     try:
         with transaction.atomic():
