@@ -31,6 +31,7 @@ from django.db import DEFAULT_DB_ALIAS, router, transaction
 from django.db.models.signals import post_delete, post_save
 
 from games import statements
+from games.accounts.profiles import username_normalize
 from games.models import Profile
 
 logger = logging.getLogger(__name__)
@@ -115,7 +116,7 @@ post_delete.connect(_profile_changed, sender=Profile, dispatch_uid="forget_profi
 def stored_username(username: str) -> str:
     """The stored name that `username` is, ignoring case (names are unique so), after the
     normalisation of sign-up (NFKC); `username` itself if no user or more than one has it."""
-    name = str(User.normalize_username(username.strip()))
+    name = username_normalize(username.strip())
     found = list(User.objects.filter(username__iexact=name).values_list("username", flat=True)[:2])
     return found[0] if len(found) == 1 else username
 

@@ -77,11 +77,12 @@ def replay_context(game: Game, ply_text: str | None, view_key: str | None) -> di
             f"played {engine.notation(m.move, m.outcome)}."
         )
     winners = [s.name for s in seats if s.place == 1]
-    result = f"{wording.ending(game.result_reason)}."
     if game.status == Game.Status.ABORTED:
         result = wording.aborted_text(game.result_reason, live_race=game.clock == Clock.LIVE)
-    elif game.status == Game.Status.FINISHED and winners:
-        result = f"{' and '.join(winners)} {'win' if len(winners) > 1 else 'wins'}: {result}"
+    else:
+        result = f"{wording.ending(game.result_reason)}."
+        if game.status == Game.Status.FINISHED and winners:
+            result = f"{' and '.join(winners)} {'win' if len(winners) > 1 else 'wins'}: {result}"
     return {
         "game": game,
         "title": engine.TITLE,
