@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import UTC, datetime, timedelta
 
 import pytest
+import time_machine
 from django.test import Client
 from django.urls import reverse
 
 from games.archive.records import record_verify
 from games.engines import robotmaze
-from games.models import Game, Move
+from games.models import Game, Move, Outbox, Reminder
 from games.play import core
+from tests.worker_fixtures import make_player
 
 pytestmark = pytest.mark.django_db
 HTMX = {"HTTP_HX_REQUEST": "true"}
@@ -215,6 +218,47 @@ def test_a_robot_that_reaches_twenty_damage_loses_mid_program_and_all_is_reveale
     assert record["initial"] == {"warehouses": WAREHOUSES}
     assert [m["move"] for m in record["moves"][:2]] == [{"warehouse": w} for w in WAREHOUSES]
     assert record_verify(record) == []
+
+
+@pytest.mark.parametrize("last", ["first mover", "second mover"])
+def test_the_first_program_has_a_whole_clock_whoever_set_up_last(last):
+    """The first program is a turn of its own: the seat to write it gets three days from the
+    moment both warehouses are ready, with a reminder and a "your turn" mail for that turn,
+    even when it is the seat that set up last (whose set-up clock had been running)."""
+    start = datetime(2027, 2, 1, 9, tzinfo=UTC)
+    with time_machine.travel(start, tick=False):
+        alice, bob = make_player(), make_player()
+        game = core.game_create(
+            kind="robotmaze",
+            creator=alice,
+            options={},
+            clock_choice="P3D",
+            seats=[core.SeatPlan(), core.SeatPlan()],
+        )
+        core.game_join(game_id=game.pk, user=bob)
+        game.refresh_from_db()
+    first = robotmaze.first_seat(game.state)
+    order = [1 - first, first] if last == "first mover" else [first, 1 - first]
+    for hours, seat in zip((1, 50), order, strict=True):
+        with time_machine.travel(start + timedelta(hours=hours), tick=False):
+            game.refresh_from_db()
+            core.move_submit(
+                game_id=game.pk,
+                user=game.seats.get(index=seat).user,
+                number=core.move_number(game, seat),
+                move={"warehouse": WAREHOUSES[seat]},
+            )
+    ready = start + timedelta(hours=50)
+    game.refresh_from_db()
+    assert robotmaze.to_move(game.state) == [first]
+    mover = game.seats.get(index=first)
+    assert mover.deadline == ready + timedelta(days=3)
+    assert game.seats.get(index=1 - first).deadline is None
+    (reminder,) = Reminder.objects.filter(seat=mover)
+    assert reminder.ply == game.ply == 2
+    assert reminder.due == ready + timedelta(days=3) - timedelta(days=3) / 5
+    mails = Outbox.objects.filter(game=game, seat=first, kind=Outbox.Kind.YOUR_TURN)
+    assert sorted(mails.values_list("ply", flat=True)) == [0, 2]  # the set-up's, the program's
 
 
 def test_a_set_up_that_never_finished_is_aborted_on_timeout(game):

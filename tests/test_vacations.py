@@ -260,6 +260,117 @@ def test_one_automatic_vacation_covers_every_clock_that_ran_out_in_the_same_swee
         assert deadline_of(game, to_move(game)) == vacation.until
 
 
+def automatic_vacation_of_the_seat_to_move(**clock_options: int) -> tuple[Game, int, datetime]:
+    """A game whose seat to move ran out of time at the returned instant, and went on an
+    automatic vacation of its player's 14 days instead of timing out."""
+    with time_machine.travel(START, tick=False):
+        ann = make_player(automatic_vacation=True)
+        bob = make_player(automatic_vacation=True)
+        game = core.game_create(
+            kind="cornmaze",
+            creator=ann,
+            options={"size": 8},
+            clock_choice="P3D",
+            seats=[core.SeatPlan(), core.SeatPlan()],
+            clock_options=clock_options,
+        )
+        core.game_join(game_id=game.pk, user=bob)
+        game.refresh_from_db()
+        late = to_move(game)
+        deadline = deadline_of(game, late)
+    assert deadline is not None
+    ran_out = deadline + timedelta(seconds=5)
+    with time_machine.travel(ran_out, tick=False):
+        assert sweeps.deadlines_sweep() == 0
+    assert Vacation.objects.get(user=seat_user(game, late)).until == ran_out + 14 * DAY
+    return game, late, ran_out
+
+
+def test_back_early_from_an_automatic_vacation_the_clock_that_ran_out_has_a_day() -> None:
+    game, late, ran_out = automatic_vacation_of_the_seat_to_move()
+    player = seat_user(game, late)
+    back = ran_out + 2 * DAY
+    with time_machine.travel(back, tick=False):
+        vacation = vacations.vacation_end(user=player)
+    assert vacation is not None and vacation.days_left == 12
+    # Not a clock at nought, which the next sweep would end: a day to move in.
+    assert deadline_of(game, late) == back + DAY
+    with time_machine.travel(back + DAY - timedelta(seconds=1), tick=False):
+        assert sweeps.deadlines_sweep() == 0
+    assert Vacation.objects.get(user=player).until == back  # no second vacation meanwhile
+    with time_machine.travel(back + timedelta(hours=3), tick=False):
+        assert play_one(game) == late
+    game.refresh_from_db()
+    assert game.status == Game.Status.ACTIVE
+
+
+def test_a_clock_run_out_twice_in_one_turn_starts_a_second_automatic_vacation_with_its_mail() -> (
+    None
+):
+    game, late, ran_out = automatic_vacation_of_the_seat_to_move()
+    player = seat_user(game, late)
+    back = ran_out + 2 * DAY
+    with time_machine.travel(back, tick=False):
+        vacations.vacation_end(user=player)
+    again = back + DAY
+    with time_machine.travel(again, tick=False):
+        assert sweeps.deadlines_sweep() == 0
+    vacation = Vacation.objects.get(user=player)
+    assert vacation.started_at == again and vacation.until == again + 12 * DAY
+    assert deadline_of(game, late) == vacation.until
+    rows = Outbox.objects.filter(kind=Outbox.Kind.VACATION, user=player)
+    assert rows.count() == 2  # one mail for each vacation
+
+
+def test_back_early_never_gives_more_time_than_the_vacation_would_have() -> None:
+    with time_machine.travel(START, tick=False):
+        ann, bob = make_player(automatic_vacation=True), make_player(automatic_vacation=True)
+        game = make_game(ann, bob)
+        late = to_move(game)
+        player = seat_user(game, late)
+        Vacation.objects.update_or_create(user=player, defaults={"days_left": 1})
+    ran_out = START + CLOCK + timedelta(seconds=5)
+    with time_machine.travel(ran_out, tick=False):
+        assert sweeps.deadlines_sweep() == 0
+    back = ran_out + timedelta(hours=20)  # four hours before the planned return
+    with time_machine.travel(back, tick=False):
+        vacations.vacation_end(user=player)
+    assert deadline_of(game, late) == ran_out + DAY
+
+
+def test_a_move_after_an_automatic_vacation_keeps_the_bank_the_clock_had_left() -> None:
+    game, late, ran_out = automatic_vacation_of_the_seat_to_move(bank_days=7)
+    # The whole turn ran out, bank and all: nothing of the bank is left to keep.
+    with time_machine.travel(ran_out + 2 * DAY, tick=False):
+        assert play_one(game) == late
+    bank = Seat.objects.get(game=game, index=late).bank
+    assert bank == DAY  # the move's day, and nothing of the 7 days the vacation hid
+
+
+def test_a_move_during_a_vacation_spends_the_bank_as_the_clock_stood_when_it_began() -> None:
+    with time_machine.travel(START, tick=False):
+        ann, bob = make_player(), make_player()
+        game = core.game_create(
+            kind="cornmaze",
+            creator=ann,
+            options={"size": 8},
+            clock_choice="P3D",
+            seats=[core.SeatPlan(), core.SeatPlan()],
+            clock_options={"bank_days": 7},
+        )
+        core.game_join(game_id=game.pk, user=bob)
+        game.refresh_from_db()
+        mover = to_move(game)
+        player = seat_user(game, mover)
+    # Five days into the turn (two of the bank spent), ten days of vacation.
+    with time_machine.travel(START + 5 * DAY, tick=False):
+        vacations.vacation_start(user=player, until=START + 15 * DAY)
+    with time_machine.travel(START + 6 * DAY, tick=False):
+        assert play_one(game) == mover
+    # Five days of bank were left when the vacation began; a day back for the move (at most 7).
+    assert Seat.objects.get(game=game, index=mover).bank == 6 * DAY
+
+
 @pytest.mark.parametrize("who", ["automatic off", "guest", "no days left"])
 def test_without_automatic_vacation_the_seat_times_out(who: str, make_user) -> None:
     with time_machine.travel(START, tick=False):

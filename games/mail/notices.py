@@ -12,7 +12,7 @@ from django.contrib.auth import get_user_model
 
 from games import clock, statements
 from games.mail import outbox, preferences
-from games.models import EmailPreferences, Game, Outbox, Reminder, Seat
+from games.models import ClockEvent, EmailPreferences, Game, Outbox, Reminder, Seat
 
 logger = logging.getLogger(__name__)
 User = get_user_model()
@@ -128,12 +128,17 @@ def reminder_due(*, reminder_id: int, now: datetime) -> bool:
 
 def vacation_started(*, game: Game, seat: Seat) -> None:
     """An automatic vacation started instead of this seat's timeout (`play.vacations`): one
-    mail to its player, for this game's turn (the outbox's key keeps it to one)."""
+    mail to its player. The outbox key keeps it to one for each vacation: its `ply` is the
+    number of vacations that started for this seat in this game (a player back early may run
+    out again in the same turn, and that second vacation has its own mail)."""
     if seat.user_id is None or seat.bot:
         return
     user = outbox.people().filter(pk=seat.user_id).first()
+    started = ClockEvent.objects.filter(
+        game=game, seat=seat.index, kind=ClockEvent.Kind.VACATION_START
+    ).count()
     outbox.mails_queue(
-        outbox.mail_rows(game=game, people=[(seat, user)], kind=Kind.VACATION, ply=game.ply)
+        outbox.mail_rows(game=game, people=[(seat, user)], kind=Kind.VACATION, ply=started)
     )
 
 

@@ -355,7 +355,7 @@ def seats_time_out(expired: Sequence[tuple[Game, int]]) -> int:
         )
         if result is None or not pacing.pace_for(game).ends_in_batch:
             record.save()
-            _move_settle(game, result, now=now)
+            _move_settle(game, result, now=now, moved=index)
         else:
             moves.append(record)
             endings.append(Ending(game, seats[game_id], now, result.reason, result.places))
@@ -497,7 +497,7 @@ def move_play(
     # The move, the game, its seats' deadlines, reminders and mails: one statement, mostly.
     with statements.writes_together(router.db_for_write(Move)):
         statements.rows_insert([record])
-        _move_settle(game, result, now=now)
+        _move_settle(game, result, now=now, moved=seat.index)
     return record
 
 
@@ -552,15 +552,15 @@ def _move_apply(
     return record, engine.result(game.state)
 
 
-def _move_settle(game: Game, result: Result | None, *, now: datetime) -> None:
-    """What follows a stored move: the end of the game or the next deadlines, the race clock,
-    and the bot turns queued on commit."""
+def _move_settle(game: Game, result: Result | None, *, now: datetime, moved: int) -> None:
+    """What follows a stored move of seat `moved`: the end of the game or the next deadlines,
+    the race clock, and the bot turns queued on commit."""
     if result is not None:
         game_end(game, at=now, reason=result.reason, places=result.places)
     pacing.pace_for(game).moved(game)
     game_save(game)
     if result is None:
-        deadlines.turn_deadlines(game, _engine(game.kind))
+        deadlines.turn_deadlines(game, _engine(game.kind), moved=moved)
     pacing.pace_for(game).after_commit(game)
 
 

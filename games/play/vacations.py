@@ -9,7 +9,8 @@ the player's seats, through `deadlines.deadlines_set`, and the sweep keeps readi
   (`deadlines.turn_deadlines`).
 - Return early at `r` (the account page, or a move): each of their deadlines is pulled back by
   the part not used, `u - r` (with weekends off, the clock time left at `u` counted on from
-  `r`). The days of the vacation were taken from the allowance when it
+  `r`); a clock that had run out gets a day (RETURN_GRACE), at most up to its deadline of
+  before. The days of the vacation were taken from the allowance when it
   started; the days not begun are given back (a day is 24 hours from the start; each day or
   part of one counts).
 - Automatic vacation: when a seat's clock would run out and its player has days left, a
@@ -44,6 +45,8 @@ from games.play import deadlines
 DAY = timedelta(days=1)
 FIRST_DAYS = 14
 MAX_DAYS = 30
+# Back early, a clock that had run out when the vacation began has this much to move in.
+RETURN_GRACE = timedelta(days=1)
 # A return date's vacation may be an hour longer than its days when the clocks go back.
 DST_SLACK = timedelta(hours=1)
 LOCK_NOT_AVAILABLE = "55P03"
@@ -369,7 +372,12 @@ def _deadlines_shift(
         assert found.deadline is not None
         base = max(found.deadline, paused) if start else found.deadline
         left = clock.clock_between(paused, base, zone)
-        changes.append((game, seat, clock.clock_add(resumes, left, zone)))
+        deadline = clock.clock_add(resumes, left, zone)
+        if not start and left <= timedelta(0):
+            # A clock that had run out (an automatic vacation saved it) would run out again
+            # at the return: it gets a day to move in, never past where the vacation had it.
+            deadline = min(clock.clock_add(resumes, RETURN_GRACE, zone), found.deadline)
+        changes.append((game, seat, deadline))
         zones[seat.pk] = zone
     deadlines.deadlines_set(changes, zones=zones)
 
