@@ -100,6 +100,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "games.pages.context_processors.your_move",  # "Your move: N", the title's (N)
+                "games.pages.context_processors.sign_in_next",  # back from "Sign in"
             ],
             "builtins": ["games.ui.tags"],  # mark, when, clock_in_words
         },

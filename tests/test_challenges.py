@@ -523,6 +523,33 @@ def test_a_private_game_waiting_for_players_is_not_found_without_its_link() -> N
     assert client_for(None).get(reverse("game_record", args=[game.pk])).status_code == 200
 
 
+def test_an_invited_visitor_signs_in_back_to_the_invite_and_meets_no_dead_link() -> None:
+    alice = make_player("alice")
+    bob = User.objects.create_user(username="bob-invited", password="a-long-passphrase")
+    game = invite_game(alice)
+    invite_url = reverse("game_invite", args=[game.pk, game.invite_token])
+    anonymous = Client()
+    page = anonymous.get(invite_url).content.decode()
+    assert "You will play as a guest, and a guest's game is not rated." in page
+    links = [href.replace("&amp;", "&") for href in re.findall(r'href="([^"]+)"', page)]
+    sign_ins = [href for href in links if href.startswith(reverse("login"))]
+    assert sign_ins and all(href.endswith(f"?next={invite_url}") for href in sign_ins)
+    # Every link of the page into the game answers this visitor.
+    game_links = [href for href in links if href.startswith(f"/games/{game.pk}/")]
+    for href in game_links:
+        assert anonymous.get(href).status_code == 200, href
+    # Signed in, the visitor is back at the invite, and joins as themselves.
+    answer = anonymous.post(
+        f"{reverse('login')}?next={invite_url}",
+        {"username": "bob-invited", "password": "a-long-passphrase", "next": invite_url},
+    )
+    assert answer.status_code == 302 and answer["Location"] == invite_url
+    page = anonymous.get(invite_url).content.decode()
+    assert 'id="join-invite"' in page and "play as a guest" not in page
+    assert anonymous.post(invite_url).status_code == 302
+    assert game.seats.filter(user=bob).exists()
+
+
 def test_the_invite_token_is_shown_to_its_creator_only() -> None:
     alice, bob = make_player("alice"), make_player("bob")
     game = invite_game(alice, seats=3)

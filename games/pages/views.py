@@ -232,8 +232,11 @@ def _game_response(
         raise Http404("No such game.")
     context = contexts.game_context(game, request.user, error=error, draft=draft, new_move=move)
     if invited and game.status == Game.Status.OPEN:
-        # Its poll asks through the link too. (An open game's page is never kept: game_cache.)
-        context["poll_path"] = request.path
+        # Its poll and its sign-in links go through the link too, and what the game's own
+        # address would not show this visitor is not linked. (An open game's page is never
+        # kept: game_cache.)
+        context["page_path"] = context["sign_in_next"] = request.path
+        context["record_hidden"] = game.hidden_from(game.seats.all(), request.user)
     if facts and facts.key and facts.version == game.version:
         # Drawn once with marks for what differs per request, kept, then filled in.
         html = render_to_string("games/game.html#game", game_cache.marked(context), request)
