@@ -250,7 +250,7 @@ def test_an_aborted_game_says_so() -> None:
     other.refresh_from_db()
     assert other.status == Game.Status.ABORTED
     assert all(m.subject.endswith("is over: aborted") for m in mail.outbox)
-    assert "There is no result." in mail.outbox[0].body
+    assert "Aborted: nobody moved before the first deadline. No result." in mail.outbox[0].body
 
 
 @pytest.mark.django_db

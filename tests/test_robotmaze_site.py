@@ -274,6 +274,11 @@ def test_a_set_up_that_never_finished_is_aborted_on_timeout(game):
     game.refresh_from_db()
     assert game.status == Game.Status.ABORTED
     assert list(game.seats.values_list("place", flat=True)) == [None, None]
+    # One warehouse was set up: the page and the replay say the set-up did not finish.
+    said = "Aborted: the set-up did not finish in time. No result."
+    for url in (reverse("game", args=[game.pk]), reverse("game_replay", args=[game.pk])):
+        page = Client().get(url).content.decode()
+        assert said in page and "nobody moved" not in page, url
 
 
 def responses(game: Game, client: Client) -> list[str]:

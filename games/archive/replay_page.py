@@ -78,7 +78,9 @@ def replay_context(game: Game, ply_text: str | None, view_key: str | None) -> di
         )
     winners = [s.name for s in seats if s.place == 1]
     if game.status == Game.Status.ABORTED:
-        result = wording.aborted_text(game.result_reason, live_race=game.clock == Clock.LIVE)
+        result = wording.aborted_text(
+            game.result_reason, live_race=game.clock == Clock.LIVE, ply=game.ply
+        )
     else:
         result = f"{wording.ending(game.result_reason)}."
         if game.status == Game.Status.FINISHED and winners:

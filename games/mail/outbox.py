@@ -30,7 +30,7 @@ from django.utils import timezone
 
 from games import clock, queueing, statements
 from games.mail import chatnews, preferences, watching
-from games.models import EmailPreferences, Game, Move, Outbox, Seat, Vacation
+from games.models import Clock, EmailPreferences, Game, Move, Outbox, Seat, Vacation
 from games.ui import wording
 
 logger = logging.getLogger(__name__)
@@ -319,7 +319,9 @@ def _result(game: Game, seats: list[Seat], mine: Seat) -> dict[str, Any]:
     if game.status == Game.Status.ABORTED:
         return {
             "outcome": "aborted",
-            "summary": wording.CALLED_OFF_TEXT.get(game.result_reason, wording.ABORTED_SUMMARY),
+            "summary": wording.aborted_text(
+                game.result_reason, live_race=game.clock == Clock.LIVE, ply=game.ply
+            ),
         }
     winners = [s.name for s in seats if s.place == 1]
     last = game.moves.order_by("-ply").first()

@@ -363,7 +363,7 @@ def challenge_context(
     }
     if game.status == Game.Status.ABORTED:
         context["aborted_text"] = wording.aborted_text(
-            game.result_reason, live_race=game.clock == Clock.LIVE
+            game.result_reason, live_race=game.clock == Clock.LIVE, ply=game.ply
         )
     if game.status == Game.Status.FINISHED and my_seat is not None:
         rematch = selectors.rematch_of(game)

@@ -68,9 +68,6 @@ def resigned(name: str) -> str:
 
 
 WINNER_OUT = "the winner reached the exit"  # a "game over" mail, after who won
-ABORTED_SUMMARY = (
-    "The game was aborted: nobody moved before the first deadline. There is no result."
-)
 
 # How each runner of a race left the maze (the race's results).
 HOW_OUT = {"exit": "got out", "resign": "resigned", "timeout": "ran out of time"}
@@ -200,14 +197,18 @@ CALLED_OFF_TEXT = {
 }
 NOBODY_MOVED_TEXT = "Aborted: nobody moved before the first deadline. No result."
 NOT_READY_TEXT = "Aborted: not every runner pressed Ready in time. No result."
+SET_UP_UNFINISHED_TEXT = "Aborted: the set-up did not finish in time. No result."
 
 
-def aborted_text(reason: str, *, live_race: bool) -> str:
+def aborted_text(reason: str, *, live_race: bool, ply: int) -> str:
     """The status line of an aborted game, on its page and its replay: called off, or run out
-    of time before it began (a live race: its runners' Ready)."""
+    of time before it began (a live race: its runners' Ready; with moves made, a Robot Maze
+    Race's set-up, whose moves do not start the play)."""
     if reason in CALLED_OFF_TEXT:
         return CALLED_OFF_TEXT[reason]
-    return NOT_READY_TEXT if live_race else NOBODY_MOVED_TEXT
+    if live_race:
+        return NOT_READY_TEXT
+    return SET_UP_UNFINISHED_TEXT if ply else NOBODY_MOVED_TEXT
 
 
 # --- the chat (games/chat, the game page) -------------------------------------------------------
