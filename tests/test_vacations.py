@@ -160,6 +160,30 @@ def test_a_move_ends_the_vacation_and_pulls_back_the_other_deadlines() -> None:
     assert vacation.days_left == 14 - 3 + 1  # and the move's week is a week played
 
 
+def test_the_answer_to_a_move_that_ends_a_vacation_shows_the_player_back() -> None:
+    with time_machine.travel(START, tick=False):
+        ann, bob = make_player("ann-back"), make_player("bob-back")
+        game = make_game(ann, bob)
+        if seat_user(game, to_move(game)) != ann:
+            play_one(game)
+        vacations.vacation_start(user=ann, until=START + 5 * DAY)
+    with time_machine.travel(START + DAY, tick=False):
+        client = signed_in(ann)
+        game.refresh_from_db()
+        first, second = (chr(ord("a") + c) for c in legal_move(game)["shifts"])
+        form = {"ply": str(game.ply), "first": first, "second": second}
+        for headers in ({"HTTP_HX_REQUEST": "true"}, {}):
+            if headers:
+                answer = client.post(reverse("game_move", args=[game.pk]), form, **headers)
+            else:  # the page a look brings after it, as the answer left it for the mover
+                answer = client.get(reverse("game", args=[game.pk]))
+            page = answer.content.decode()
+            assert answer.status_code == 200
+            assert "on vacation until" not in page
+            game.refresh_from_db()
+            assert f'data-version="{game.version}"' in page
+
+
 @pytest.mark.parametrize(
     ("zone", "local_now", "return_on", "days", "length"),
     [

@@ -246,8 +246,13 @@ def move_read_and_submit(*, game_id: int, user: User, read: MoveReader) -> Move:
         number, move = read(game, _engine(game.kind).view(game.state, seat.index))
         played = move_play(game, seat, number, move)
         if vacations.on_vacation_until(seat.user, played.at) is not None:
-            # A move ends the vacation: every other deadline of theirs is pulled back.
-            vacations.vacation_end(user=user, now=played.at)
+            # A move ends the vacation: every other deadline of theirs is pulled back. The
+            # answer's page is drawn from these rows: they show the player back, at the
+            # game's version the return wrote.
+            back = vacations.vacation_end(user=user, now=played.at)
+            if back is not None and seat.user is not None:
+                seat.user.vacation = back
+            game.refresh_from_db(fields=["version"])
         return played
 
 
