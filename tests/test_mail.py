@@ -415,7 +415,9 @@ def test_unsubscribing_with_one_click_needs_no_sign_in_and_no_csrf_token() -> No
     response = client.post(
         url, "List-Unsubscribe=One-Click", content_type="application/x-www-form-urlencoded"
     )
-    assert response.status_code == 200 and "gets no more" in response.content.decode()
+    name = f"<strong>{player.username}</strong>"
+    done = f"Done: we will not send “your turn” mails to {name} any more."
+    assert response.status_code == 200 and done in response.content.decode()
     assert EmailPreferences.objects.get(user=player).turn_mails == "off"
     # The other kinds each switch off their own mail.
     for kind, field, off in (("reminder", "reminder", False), ("game_over", "game_over", False)):

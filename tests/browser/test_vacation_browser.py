@@ -62,8 +62,23 @@ def test_a_player_takes_a_vacation_returns_and_the_opponent_sees_it(new_page) ->
     ann.goto("/accounts/")
     ann.get_by_role("button", name="I am back").click()
     expect(ann.locator(".messages")).to_contain_text("Welcome back")
+    welcome = ann.locator(".messages li").evaluate("e => getComputedStyle(e).backgroundColor")
     expect(ann.locator("#vacation-days")).to_contain_text(re.compile(r"You have 13 vacation days"))
     assert Vacation.objects.get(user__username="ann").days_left == 13
     bob.goto(url)
     expect(bob.locator("#clocks li", has_text="ann")).to_be_visible()
     expect(bob.locator("#clocks .vacation")).to_have_count(0)
+
+    # Her days gone meanwhile (another tab's vacation), the form she had open is refused, in
+    # a banner that looks like a refusal.
+    ann.goto("/accounts/")
+    ann.locator("#id_vacation_return_on").fill(back_on)
+    Vacation.objects.filter(user__username="ann").update(
+        days_left=0, weeks_counted_to=timezone.now() + timedelta(days=7)
+    )
+    ann.get_by_role("button", name="Start my vacation").click()
+    refusal = ann.locator(".messages li.error")
+    expect(refusal).to_have_text("You have no vacation days left.")
+    expect(refusal).to_have_attribute("role", "alert")
+    assert refusal.evaluate("e => getComputedStyle(e).backgroundColor") != welcome
+    assert not Vacation.objects.get(user__username="ann").on_vacation(timezone.now())
