@@ -17,6 +17,7 @@ from django.urls import reverse
 from games.mail import outbox, watching
 from games.models import Game, Move, Outbox, Reminder, Seat
 from games.play import core, sweeps
+from games.ui import wording
 from tests.worker_fixtures import (
     BASE_DIR,
     Queued,
@@ -97,6 +98,7 @@ def test_the_game_page_shows_the_rule_and_each_clock(client) -> None:  # type: i
         game = make_game(make_player(), make_player())
         page = client.get(reverse("game", args=[game.pk])).content.decode()
     assert "3 days for each move. A player who runs out of time loses." in page
+    assert wording.VACATION_FIRST in page
     deadline = Seat.objects.get(game=game, deadline__isnull=False).deadline
     assert deadline is not None
     assert f'data-deadline="{deadline.isoformat()}"' in page

@@ -105,7 +105,14 @@ def clock_rule(kind: str, seats: int, duration: timedelta | None) -> str:
     if duration is None:
         return ""
     given = "from the start to get out" if steps_apart(kind) else "for each move"
-    return f"{duration.days} days {given}. {out_of_time(kind, seats)}"
+    return f"{duration.days} days {given}. {out_of_time(kind, seats)} {VACATION_FIRST}"
+
+
+# Automatic vacation (play.vacations) comes before a timeout, in every clock of days.
+VACATION_FIRST = (
+    "A registered player with vacation days left goes on vacation instead, unless they turned "
+    "automatic vacation off."
+)
 
 
 def clock_options_rule(options: dict[str, object], kind: str) -> str:
