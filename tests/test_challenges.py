@@ -341,12 +341,16 @@ def test_a_rematch_turns_the_seats_copies_the_options_and_starts_when_all_accept
     ]
     assert seats[0].user_id == players[1].pk  # the offerer is in
     assert [s.is_reserved for s in seats] == [False, True, True]
-    # Asked again (a double click, or another player at once), the offer made is the answer.
-    for player in (players[1], players[0]):
+    # Asked again (a double click, or another player at once), the offer made is the answer;
+    # a player it waits for who asked for a rematch too has accepted it.
+    for player in (players[1], players[0], players[0]):
         assert challenges.rematch_offer(game_id=game.pk, user=player).pk == rematch.pk
     assert Game.objects.filter(rematch_of=game).count() == 1
+    seats = list(rematch.seats.order_by("index"))
+    assert [s.user_id for s in seats] == [players[1].pk, None, players[0].pk]
+    rematch.refresh_from_db()
+    assert rematch.status == Game.Status.OPEN
     challenges.challenge_accept(game_id=rematch.pk, user=players[2])
-    challenges.challenge_accept(game_id=rematch.pk, user=players[0])
     rematch.refresh_from_db()
     assert rematch.status == Game.Status.ACTIVE
 
@@ -620,15 +624,17 @@ def test_the_finished_game_page_shows_the_rematch_offer_to_its_players(make_corn
     response = client_for(first).post(reverse("game_rematch", args=[game.pk]))
     rematch = Game.objects.get(rematch_of=game)
     assert response.status_code == 302 and response["Location"] == rematch.get_absolute_url()
-    # A second click (or the other player's, at the same time) lands on the same offer.
-    for player in (first, second):
-        again = client_for(player).post(reverse("game_rematch", args=[game.pk]))
-        assert again.status_code == 302 and again["Location"] == rematch.get_absolute_url()
+    # A second click lands on the same offer.
+    again = client_for(first).post(reverse("game_rematch", args=[game.pk]))
+    assert again.status_code == 302 and again["Location"] == rematch.get_absolute_url()
     assert Game.objects.filter(rematch_of=game).count() == 1
     theirs = client_for(second).get(reverse("game", args=[game.pk])).content.decode()
     assert 'id="accept-rematch"' in theirs and "has not answered yet" in theirs
     assert 'id="rematch"' not in theirs
-    client_for(second).post(reverse("game_accept", args=[rematch.pk]))
+    # The other player's Rematch, clicked on a page drawn before the offer, accepts it.
+    again = client_for(second).post(reverse("game_rematch", args=[game.pk]))
+    assert again.status_code == 302 and again["Location"] == rematch.get_absolute_url()
+    assert Game.objects.filter(rematch_of=game).count() == 1
     theirs = client_for(second).get(reverse("game", args=[game.pk])).content.decode()
     assert 'id="rematch-link"' in theirs
     assert Game.objects.get(pk=rematch.pk).status == Game.Status.ACTIVE

@@ -177,7 +177,12 @@ def rematch_offer(*, game_id: int, user: User) -> Game:
             raise GameError("A rematch can be offered once the game is finished.")
         offered = Game.objects.filter(rematch_of=old).first()
         if offered is not None:
-            # A second click, or two players at once: the offer made is the answer to both.
+            # A second click, or two players at once: the offer made is the answer to both,
+            # and a player it waits for has asked for the same game: they accept it.
+            waits_for = offered.seats.filter(reserved_for=user, user__isnull=True)
+            if offered.status == Game.Status.OPEN and waits_for.exists():
+                challenge_accept(game_id=offered.pk, user=user)
+                offered.refresh_from_db()
             return offered
         # The other players' pages of the finished game, which wait for an offer, show it.
         old.version += 1
