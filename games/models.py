@@ -445,6 +445,7 @@ class Outbox(models.Model):
         VACATION = "vacation", "automatic vacation"
         CHALLENGE = "challenge", "challenge"
         CHAT = "chat", "chat messages"
+        DROPPED = "dropped", "dropped from a game"
 
     class Status(models.TextChoices):
         PENDING = "pending", "pending"

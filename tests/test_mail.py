@@ -233,6 +233,39 @@ def test_game_over_goes_to_both_players_with_the_result() -> None:
 
 
 @pytest.mark.django_db
+def test_a_player_dropped_by_their_clock_is_told_at_once_and_again_at_the_end() -> None:
+    game = make_game(make_player(), make_player(), make_player())
+    play_one(game)
+    late = to_move(game)
+    dropped = player_at(game, late)
+    with time_machine.travel(datetime.now(UTC) + timedelta(days=3, seconds=5), tick=False):
+        assert sweeps.deadlines_sweep() == 1
+    game.refresh_from_db()
+    assert game.status == Game.Status.ACTIVE  # the two others play on
+    Outbox.objects.filter(kind="your_turn").update(status="sent")
+    assert send_all() == ["sent"]
+    (message,) = mail.outbox
+    assert message.to == [dropped.email]
+    assert message.subject == f"You ran out of time in Corn maze #{game.pk}"
+    assert "is dropped from the game" in message.body
+    assert "The others play on" in message.body
+    # The game over mail still comes at the end, to every player.
+    (row,) = Outbox.objects.filter(kind=Outbox.Kind.DROPPED)
+    assert row.user_id == dropped.pk and row.seat == late
+    for seat in game.seats.exclude(index=late):
+        assert seat.user is not None
+        core.game_resign(game_id=game.pk, user=seat.user)
+        game.refresh_from_db()
+        if game.is_over:
+            break
+    assert game.status == Game.Status.FINISHED
+    over = Outbox.objects.filter(kind=Outbox.Kind.GAME_OVER)
+    assert sorted(over.values_list("user_id", flat=True)) == sorted(
+        s.user_id for s in game.seats.all()
+    )
+
+
+@pytest.mark.django_db
 def test_an_aborted_game_says_so() -> None:
     game = make_game(make_player(), make_player())
     core.game_resign(game_id=game.pk, user=player_at(game, 0))

@@ -142,6 +142,15 @@ def vacation_started(*, game: Game, seat: Seat) -> None:
     )
 
 
+def seat_dropped(*, game: Game, seat: Seat) -> None:
+    """This seat's clock ran out in a game that goes on without it (a Corn maze of three or
+    more, a slow race): one mail to its player now; the "game over" mail follows at the end.
+    `seat` comes with its person (`play.core.seats_time_out`)."""
+    outbox.mails_queue(
+        outbox.mail_rows(game=game, people=[(seat, seat.user)], kind=Kind.DROPPED, ply=game.ply)
+    )
+
+
 def challenges_made(*, game: Game, seats: Sequence[Seat]) -> None:
     """Seats of a new game are kept for challenged players (a challenge, or a rematch offer): a
     mail to each, once (the outbox key: the game, the seat, ply 0)."""

@@ -274,6 +274,8 @@ def _context(row: Outbox, user: Any) -> dict[str, Any] | None:
         context["challenger"] = game.created_by.get_username() if game.created_by else "Someone"
         context["rematch"] = game.rematch_of_id is not None
         context["clock"] = wording.clock_words(game.kind, game.clock_duration)
+    elif row.kind == Kind.DROPPED:
+        context["out_of_time"] = wording.out_of_time(game.kind, len(seats))
     elif row.kind in {Kind.YOUR_TURN, Kind.REMINDER}:
         assert mine.deadline is not None
         context["deadline"] = mine.deadline

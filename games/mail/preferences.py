@@ -32,6 +32,7 @@ UNSUBSCRIBE_WHAT = {
     Kind.VACATION: "reminders before a deadline and automatic vacation notices",
     Kind.CHALLENGE: "mails about challenges and rematch offers",
     Kind.CHAT: "mails with chat messages",
+    Kind.DROPPED: "“game over” mails, and mails that your clock put you out of a game",
 }
 
 
@@ -83,6 +84,8 @@ PREFERENCE: dict[str, tuple[str, object, object]] = {
     # An automatic vacation is about the same clock as a reminder, and goes with it.
     Kind.VACATION: ("reminder", True, False),
     Kind.GAME_OVER: ("game_over", True, False),
+    # Out of a game that goes on (a clock that ran out): the end of the game for this player.
+    Kind.DROPPED: ("game_over", True, False),
     Kind.CHALLENGE: ("challenge", True, False),
     Kind.CHAT: ("chat", True, False),
 }

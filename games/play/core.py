@@ -361,6 +361,8 @@ def seats_time_out(expired: Sequence[tuple[Game, int]]) -> int:
         if result is None or not pacing.pace_for(game).ends_in_batch:
             record.save()
             _move_settle(game, result, now=now, moved=index)
+            if result is None:
+                notices.seat_dropped(game=game, seat=seat)
         else:
             moves.append(record)
             endings.append(Ending(game, seats[game_id], now, result.reason, result.places))
