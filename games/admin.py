@@ -4,9 +4,13 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.auth.admin import UserAdmin
+from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
+from django.contrib.auth.models import User
 from django.db.models import Count, QuerySet
 from django.http import HttpRequest
 
+from games.accounts import profiles
 from games.mail import outbox
 from games.models import (
     ChatMessage,
@@ -20,6 +24,7 @@ from games.models import (
     Rating,
     Reminder,
     Seat,
+    users_named,
 )
 from games.play import core
 
@@ -247,3 +252,33 @@ class ChatReportAdmin(admin.ModelAdmin):
 class ChatMuteAdmin(admin.ModelAdmin):
     list_display = ["user", "muted", "created_at"]
     raw_id_fields = ["user", "muted"]
+
+
+# --- users: names unique but for case, in any script (UsernameKey) -----------------------------
+
+
+def _name_free(form: forms.ModelForm[User]) -> str:
+    name: str = form.cleaned_data["username"]
+    if users_named(name).exclude(pk=form.instance.pk).exists():
+        raise forms.ValidationError(profiles.USERNAME_TAKEN)
+    return name
+
+
+class NewUserForm(AdminUserCreationForm):
+    def clean_username(self) -> str:
+        super().clean_username()
+        return _name_free(self)
+
+
+class ChangedUserForm(UserChangeForm):
+    def clean_username(self) -> str:
+        return _name_free(self)
+
+
+admin.site.unregister(User)
+
+
+@admin.register(User)
+class NameCheckedUserAdmin(UserAdmin):
+    add_form = NewUserForm
+    form = ChangedUserForm

@@ -7,6 +7,7 @@ class GamesConfig(AppConfig):
 
     def ready(self) -> None:
         # Each pace registers itself with the play core when imported (games/play/pacing.py);
-        # the accounts' signals forget a changed user's cached copy, in every process that writes.
-        from games.accounts import backends  # noqa: F401
+        # the accounts' signals forget a changed user's cached copy and keep the key of their
+        # name, in every process that writes.
+        from games.accounts import backends, profiles  # noqa: F401
         from games.play.paces import race, turns  # noqa: F401

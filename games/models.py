@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+import unicodedata
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any
@@ -383,6 +384,42 @@ class Profile(models.Model):
 
     def __str__(self) -> str:
         return f"profile of {self.user}"
+
+
+class UsernameKey(models.Model):
+    """A user's name as names are compared for sameness (`of`): unique, so that no two
+    players' names differ only in case or width, in any script. Neither database's own
+    comparison does it in full (PostgreSQL's UPPER leaves ß as it is, SQLite's folds ASCII
+    only), and a check before the insert leaves two sign-ups at once free to pass it. Kept
+    with every save of a user's name (`accounts.profiles`)."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL,
+        primary_key=True,
+        on_delete=models.CASCADE,
+        related_name="username_key",
+    )
+    # Case folding may lengthen a name (ß is ss): up to three times its 150 characters.
+    key = models.CharField(max_length=450, unique=True)
+
+    def __str__(self) -> str:
+        return self.key
+
+    @staticmethod
+    def of(username: str) -> str:
+        """NFKC case folding: `STRASSE` is `straße`, `ＡＮＮＡ` is `anna`."""
+        return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", username).casefold())
+
+
+def users_named(username: str) -> models.QuerySet[Any]:
+    """The users whose name is `username` but for case and width (`UsernameKey`; the plain
+    case-insensitive match too, for a user saved without a key row): one at most, but for
+    such users."""
+    from django.contrib.auth import get_user_model
+
+    return get_user_model().objects.filter(
+        models.Q(username__iexact=username) | models.Q(username_key__key=UsernameKey.of(username))
+    )
 
 
 def json_safe(value: Any) -> Any:

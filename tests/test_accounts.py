@@ -13,12 +13,13 @@ from django.contrib.auth import SESSION_KEY
 from django.contrib.auth.models import AnonymousUser, User
 from django.contrib.sessions.middleware import SessionMiddleware
 from django.core import mail, signing
+from django.db import transaction
 from django.test import Client, RequestFactory
 from django.urls import reverse
 
 from games.accounts import profiles
 from games.accounts.guests import guest_create, player_for
-from games.models import Game, Profile, Seat
+from games.models import Game, Profile, Seat, users_named
 from games.play import core
 
 pytestmark = pytest.mark.django_db
@@ -166,6 +167,66 @@ def test_sign_in_and_out(client: Client, make_user) -> None:
     response = client.post(reverse("logout"))
     assert response.status_code == 302
     assert signed_in_pk(client) is None
+
+
+@pytest.mark.parametrize(
+    ("first", "twin"),
+    [("Straße", "STRASSE"), ("Zoë", "ZOË"), ("Ǆemal", "ǆemal"), ("Ａnna", "ANNA")],
+)
+def test_names_are_one_whatever_the_case_in_any_script(
+    first: str, twin: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Names are unique ignoring case as Unicode folds it, which neither database's own
+    comparison does in full (PostgreSQL's leaves ß, SQLite's folds ASCII only); the database
+    keeps it so under two sign-ups at once too."""
+    owner = profiles.account_create(username=first, password=PASSWORD, email="")
+    before = User.objects.count()
+    response = Client().post(
+        reverse("signup"), {"username": twin, "password1": PASSWORD, "password2": PASSWORD}
+    )
+    assert response.status_code == 400 and profiles.USERNAME_TAKEN in response.content.decode()
+    assert User.objects.count() == before
+    guest = guest_create()
+    answer = guest_client(guest).post(reverse("guest_claim"), claim_data(username=twin, email=""))
+    assert answer.status_code == 400 and User.objects.get(pk=guest.pk).username != twin
+    # Past the check (the other sign-up checked before this one was stored): refused all
+    # the same, by the database.
+    monkeypatch.setattr(profiles, "_username_check", lambda *args, **kwargs: None)
+    with pytest.raises(profiles.AccountError, match="taken"), transaction.atomic():
+        profiles.account_create(username=twin, password=PASSWORD, email="")
+    assert User.objects.count() == before + 1  # the guest
+    # Signing in with the twin is signing in as the owner.
+    client = Client()
+    assert (
+        client.post(reverse("login"), {"username": twin, "password": PASSWORD}).status_code == 302
+    )
+    assert signed_in_pk(client) == owner.pk
+
+
+def test_the_admin_refuses_a_name_that_is_anothers_but_for_case() -> None:
+    profiles.account_create(username="Straße", password=PASSWORD, email="")
+    bob = profiles.account_create(username="bob", password=PASSWORD, email="")
+    staff = User.objects.create_superuser("root-admin", "root@example.com", PASSWORD)
+    client = Client()
+    client.force_login(staff)
+    before = User.objects.count()
+    added = client.post(
+        reverse("admin:auth_user_add"),
+        {"username": "STRASSE", "password1": PASSWORD, "password2": PASSWORD},
+    )
+    assert added.status_code == 200 and profiles.USERNAME_TAKEN in added.content.decode()
+    assert User.objects.count() == before
+    page = client.get(reverse("admin:auth_user_change", args=[bob.pk]))
+    assert page.status_code == 200
+    form = {"username": "strasse", "date_joined_0": "2026-12-01", "date_joined_1": "10:00:00"}
+    changed = client.post(reverse("admin:auth_user_change", args=[bob.pk]), form)
+    assert changed.status_code == 200 and profiles.USERNAME_TAKEN in changed.content.decode()
+    assert User.objects.get(pk=bob.pk).username == "bob"
+    renamed = client.post(
+        reverse("admin:auth_user_change", args=[bob.pk]), {**form, "username": "bobby"}
+    )
+    assert renamed.status_code == 302
+    assert users_named("BOBBY").get().pk == bob.pk
 
 
 def test_a_guest_is_told_what_signing_out_leaves_behind(make_cornmaze) -> None:

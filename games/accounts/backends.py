@@ -32,7 +32,7 @@ from django.db.models.signals import post_delete, post_save
 
 from games import statements
 from games.accounts.profiles import username_normalize
-from games.models import Profile
+from games.models import Profile, users_named
 
 logger = logging.getLogger(__name__)
 
@@ -117,7 +117,7 @@ def stored_username(username: str) -> str:
     """The stored name that `username` is, ignoring case (names are unique so), after the
     normalisation of sign-up (NFKC); `username` itself if no user or more than one has it."""
     name = username_normalize(username.strip())
-    found = list(User.objects.filter(username__iexact=name).values_list("username", flat=True)[:2])
+    found = list(users_named(name).values_list("username", flat=True)[:2])
     return found[0] if len(found) == 1 else username
 
 

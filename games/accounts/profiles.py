@@ -9,6 +9,7 @@ import logging
 import unicodedata
 import zoneinfo
 from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import login
@@ -18,13 +19,14 @@ from django.core import signing
 from django.core.exceptions import ValidationError
 from django.core.mail import EmailMultiAlternatives
 from django.db import IntegrityError, transaction
+from django.db.models.signals import post_save
 from django.http import HttpRequest
 from django.template.loader import render_to_string
 from django.urls import reverse
 
 from games.bots import levels
 from games.engines import ENGINES
-from games.models import Profile
+from games.models import Profile, UsernameKey, users_named
 
 logger = logging.getLogger(__name__)
 
@@ -84,7 +86,7 @@ def username_problem(username: str, *, exclude_pk: int | None = None) -> str | N
         return (
             f"“{username}” is a bot's name: a player named so would pass for a bot. Choose another."
         )
-    taken = User.objects.filter(username__iexact=username)
+    taken = users_named(username)
     if exclude_pk is not None:
         taken = taken.exclude(pk=exclude_pk)
     if taken.exists():
@@ -305,6 +307,25 @@ def email_verify(*, token: str) -> User:
             profile.email_verified = True
             profile.save(update_fields=["email_verified"])
     return user
+
+
+def username_key_keep(
+    sender: Any, instance: User, created: bool, update_fields: Any = None, **kwargs: Any
+) -> None:
+    """Keep the user's `UsernameKey` with their name, with every save of it (a post_save of
+    User, connected by the app): another user's name that is the same but for case makes the
+    save's transaction fail (IntegrityError), which the callers above turn into
+    USERNAME_TAKEN."""
+    if update_fields is not None and "username" not in update_fields:
+        return  # a sign-in's last_login, a password: the name has not changed
+    key = UsernameKey.of(instance.get_username())
+    if created:
+        UsernameKey.objects.create(user_id=instance.pk, key=key)
+    else:
+        UsernameKey.objects.update_or_create(user_id=instance.pk, defaults={"key": key})
+
+
+post_save.connect(username_key_keep, sender=User, dispatch_uid="username_key_keep")
 
 
 def _username_check(username: str, *, exclude_pk: int | None) -> None:

@@ -26,7 +26,7 @@ from games import clock
 from games.bots import levels
 from games.engines import ENGINES
 from games.mail import notices
-from games.models import Game, Profile, Seat
+from games.models import Game, Profile, Seat, users_named
 from games.play import core, deadlines
 from games.play.core import GameError
 
@@ -60,7 +60,7 @@ def challenged_players(*, names: Sequence[str], creator: User) -> list[User]:
         # Usernames are case-sensitive in the database: look again, ignoring case.
         for name in names:
             if name.casefold() not in found:
-                user = User.objects.filter(username__iexact=name, is_active=True).first()
+                user = users_named(name).filter(is_active=True).first()
                 if user is not None:
                     found[name.casefold()] = user
     bots = {"bot", *(level.casefold() for kind in ENGINES for level in levels(kind))}
