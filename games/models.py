@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import models
 from django.urls import reverse
 from django.utils import timezone
@@ -407,19 +408,14 @@ class UsernameKey(models.Model):
 
     @staticmethod
     def of(username: str) -> str:
-        """NFKC case folding: `STRASSE` is `straße`, `ＡＮＮＡ` is `anna`."""
+        """NFKC case folding: `Straße` and `STRASSE` are `strasse`, `ＡＮＮＡ` is `anna`."""
         return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", username).casefold())
 
 
 def users_named(username: str) -> models.QuerySet[Any]:
-    """The users whose name is `username` but for case and width (`UsernameKey`; the plain
-    case-insensitive match too, for a user saved without a key row): one at most, but for
-    such users."""
-    from django.contrib.auth import get_user_model
-
-    return get_user_model().objects.filter(
-        models.Q(username__iexact=username) | models.Q(username_key__key=UsernameKey.of(username))
-    )
+    """The user whose name is `username` but for case and width, if any: one indexed read of
+    `UsernameKey` (a user written by raw SQL, without its key, is not found here)."""
+    return get_user_model().objects.filter(username_key__key=UsernameKey.of(username))
 
 
 def json_safe(value: Any) -> Any:
