@@ -4,6 +4,7 @@ the sweep on PostgreSQL."""
 from __future__ import annotations
 
 import ast
+import random
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -12,11 +13,13 @@ import pytest
 import time_machine
 from django.core import mail
 from django.db import connection, connections
+from django.test import Client
 from django.urls import reverse
 
+from games.engines import robotmaze
 from games.mail import outbox, watching
 from games.models import Game, Move, Outbox, Reminder, Seat
-from games.play import core, sweeps
+from games.play import challenges, core, sweeps
 from games.ui import wording
 from tests.worker_fixtures import (
     BASE_DIR,
@@ -107,6 +110,57 @@ def test_the_game_page_shows_the_rule_and_each_clock(client) -> None:  # type: i
     three = make_game(make_player(), make_player(), make_player(), clock="P30D")
     page = client.get(reverse("game", args=[three.pk])).content.decode()
     assert "30 days for each move. A player who runs out of time is dropped from the game." in page
+
+
+@pytest.mark.django_db
+def test_a_game_that_is_over_for_a_player_offers_them_no_move(queued) -> None:  # type: ignore[no-untyped-def]
+    """An aborted game's state still names the seat that was to move, and a dropped seat is
+    still a seat of the game: neither page offers a move, a set-up, a resignation or a gift."""
+
+    def page_of(user, game: Game) -> str:  # type: ignore[no-untyped-def]
+        client = Client()
+        client.force_login(user)
+        return client.get(reverse("game", args=[game.pk])).content.decode()
+
+    ann, bob = make_player(), make_player()
+    aborted = make_game(ann, bob)
+    mover = player_at(aborted, to_move(aborted))
+    challenges.game_abort(game_id=aborted.pk, user=mover)
+    assert 'id="move-form"' not in page_of(mover, aborted)
+
+    robot = core.game_create(
+        kind="robotmaze",
+        creator=ann,
+        options={},
+        clock_choice="P3D",
+        seats=[core.SeatPlan(), core.SeatPlan()],
+    )
+    core.game_join(game_id=robot.pk, user=bob)
+    robot.refresh_from_db()
+    core.move_submit(
+        game_id=robot.pk,
+        user=ann,
+        number=0,
+        move={"warehouse": robotmaze.random_warehouse(random.Random(1))},
+    )
+    with time_machine.travel(datetime.now(UTC) + timedelta(days=3, seconds=5), tick=False):
+        assert sweeps.deadlines_sweep() == 1
+    robot.refresh_from_db()
+    assert robot.status == Game.Status.ABORTED
+    page = page_of(bob, robot)
+    assert 'id="move-form"' not in page and "Random warehouse" not in page
+
+    three = make_game(make_player(), make_player(), make_player())
+    play_one(three)
+    late = to_move(three)
+    with time_machine.travel(datetime.now(UTC) + timedelta(days=3, seconds=5), tick=False):
+        assert sweeps.deadlines_sweep() == 1
+        three.refresh_from_db()
+        assert three.status == Game.Status.ACTIVE
+        dropped = page_of(player_at(three, late), three)
+        playing = page_of(player_at(three, to_move(three)), three)
+    assert 'class="resign' not in dropped and 'class="give-time"' not in dropped
+    assert 'class="resign' in playing
 
 
 @pytest.mark.django_db

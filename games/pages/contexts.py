@@ -217,7 +217,14 @@ def game_context(
     engine = get_engine(game.kind)
     ui = get_ui(game.kind)
     view = engine.view(game.state, viewer) if game.state is not None else None
-    to_move = set(engine.to_move(game.state)) if game.state is not None else set()
+    # An aborted game's state still names the seats that were to move: nobody is, once over.
+    playing = game.state is not None and game.status == Game.Status.ACTIVE
+    to_move = set(engine.to_move(game.state)) if playing else set()
+    if not playing:
+        draft = None
+    # A seat dropped from a game that goes on (its clock ran out) has nothing left to do.
+    dropped = set(view.get("dropped", [])) if view is not None else set()
+    out = my_seat is not None and my_seat.index in dropped
     now = clock.now()
     running = game.status == Game.Status.ACTIVE and game.clock_duration is not None
     zones = deadlines.seat_zones(game, seats) if running else {}
@@ -226,7 +233,7 @@ def game_context(
         for e in game.clock_events
         if e.get("kind") == core.GIFT_KIND and e.get("ply") == game.ply
     }
-    can_give = running and my_seat is not None and my_seat.index not in gifts_given
+    can_give = running and my_seat is not None and not out and my_seat.index not in gifts_given
     # A rated game's end: each rated seat's change (one query, only then).
     changes = game_changes(game) if game.status == Game.Status.FINISHED else {}
     seat_rows = [
@@ -237,7 +244,7 @@ def game_context(
             "left": clock.format_left(s.deadline - now) if s.deadline else None,
             "you": s == my_seat,
             "url": seat_url(s),
-            "dropped": bool(view and s.index in view.get("dropped", [])),
+            "dropped": s.index in dropped,
             **_bank_row(game, s, zones.get(s.index), now),
             "can_give": can_give
             and s != my_seat
@@ -301,6 +308,8 @@ def game_context(
         ),
         **extra,
     }
+    if out:
+        context["hide_resign"] = True
     context.update(challenge_context(game, seats, my_seat, user, movers, ui.hide_log))
     if context["can_rematch"] and any(s.user_id is not None and s != my_seat for s in seats):
         # A player's finished game with other people: the page asks for their rematch offer
