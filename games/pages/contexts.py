@@ -218,8 +218,8 @@ def game_context(
     ui = get_ui(game.kind)
     view = engine.view(game.state, viewer) if game.state is not None else None
     # An aborted game's state still names the seats that were to move: nobody is, once over.
-    playing = game.state is not None and game.status == Game.Status.ACTIVE
-    to_move = set(engine.to_move(game.state)) if playing else set()
+    playing = game.status == Game.Status.ACTIVE
+    to_move = set(engine.to_move(game.state)) if playing and game.state is not None else set()
     if not playing:
         draft = None
     # A seat dropped from a game that goes on (its clock ran out) has nothing left to do.
