@@ -238,3 +238,23 @@ def test_the_player_feed_is_atom_with_their_finished_games(client, make_user):
         for name in ["id", "title", "updated", "summary"]:
             assert entry.find(f"{ATOM}{name}") is not None
     assert client.get("/players/nobody/feed/").status_code == 404
+
+
+def test_a_player_is_found_by_their_name_in_any_case(client, make_user):
+    """Names are one whatever their case (models.UsernameKey): the player page, their feed and
+    the archive's filter find the player by another case, and send the browser on to the
+    name as it is written."""
+    zoe = make_user("Zoë")
+    bulk_finished(2, [zoe, make_user()])
+    for asked, kept in (("/players/ZO%C3%8B/", "/players/Zo%C3%AB/"), ("/players/zoë/", None)):
+        response = client.get(asked + "?game=cornmaze")
+        assert response.status_code == 301
+        assert response["Location"] == (kept or "/players/Zo%C3%AB/") + "?game=cornmaze"
+    feed = client.get("/players/ZO%C3%8B/feed/")
+    assert feed.status_code == 301 and feed["Location"] == "/players/Zo%C3%AB/feed/"
+    archive = client.get("/archive/", {"player": "ZOË", "game": "cornmaze"})
+    assert archive.status_code == 302
+    assert archive["Location"] == "/archive/?player=Zo%C3%AB&game=cornmaze"
+    assert client.get(archive["Location"]).status_code == 200
+    assert client.get("/players/nobody/").status_code == 404
+    assert "There is no player named" in client.get("/archive/?player=nobody").content.decode()

@@ -5,10 +5,12 @@ finish."""
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib.syndication.views import Feed
-from django.http import Http404, HttpRequest
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.feedgenerator import Atom1Feed
 
@@ -65,6 +67,16 @@ class ArchiveFeed(_GamesFeed):
 
 
 class PlayerFeed(_GamesFeed):
+    def __call__(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        try:
+            return super().__call__(request, *args, **kwargs)
+        except Http404:
+            # Their name in another case: the feed under it, for good.
+            written = reads.name_as_written(kwargs.get("name", ""))
+            if written is None:
+                raise
+            return redirect(reverse("player_feed", args=[written]), permanent=True)
+
     def get_object(self, request: HttpRequest, name: str) -> reads.Player:
         player = reads.player_named(name)
         if player is None:

@@ -18,7 +18,7 @@ from django.utils.dateparse import parse_datetime
 from django.utils.functional import cached_property
 
 from games.archive.filters import Filters
-from games.models import Clock, Game, Seat, seat_name
+from games.models import Clock, Game, Seat, seat_name, users_named
 from games.ui import colour
 from games.ui.wording import ending
 from games.web.inputs import ascii_int
@@ -462,6 +462,13 @@ PLAYER = """
     WHERE u.id = (SELECT id FROM me)
     ORDER BY r.kind
 """
+
+
+def name_as_written(name: str) -> str | None:
+    """The name of the player whose name is `name` but for case and width (`UsernameKey`), as
+    they write it; None if there is none, or `name` is written so already."""
+    written = users_named(name).values_list("username", flat=True).first()
+    return written if written != name else None
 
 
 def player_named(name: str) -> Player | None:

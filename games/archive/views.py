@@ -8,7 +8,7 @@ from html import escape
 from typing import Any
 from urllib.parse import urlencode
 
-from django.http import Http404, HttpResponse, HttpResponseBase
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
@@ -91,6 +91,11 @@ def archive_list(request: HtmxHttpRequest) -> HttpResponse:
     # An unknown player finds no game; only then is it worth asking whether they exist.
     unknown_player = ""
     if filters.player and not page.rows and reads.player_named(filters.player) is None:
+        written = reads.name_as_written(filters.player)
+        if written is not None:
+            params = request.GET.copy()
+            params["player"] = written
+            return redirect(f"{reverse('archive')}?{params.urlencode()}")
         unknown_player = filters.player
     template = "archive/archive.html"
     if _partial(request):
@@ -114,7 +119,7 @@ def archive_list(request: HtmxHttpRequest) -> HttpResponse:
 def player_detail(request: HtmxHttpRequest, name: str) -> HttpResponse:
     player = reads.player_named(name)
     if player is None:
-        raise Http404("No such player.")
+        return player_elsewhere(request, name, "player")
     form, filters = filters_from(request.GET, player=player.name)
     after = reads.Cursor.parse(request.GET.get("after"))
     before = reads.Cursor.parse(request.GET.get("before"))
@@ -139,6 +144,16 @@ def player_detail(request: HtmxHttpRequest, name: str) -> HttpResponse:
         context["rating_explained"] = wording.RATING_EXPLAINED
         context["min_games"] = rating_reads.LEADERBOARD_MIN_GAMES
     return TemplateResponse(request, template, context)
+
+
+def player_elsewhere(request: HttpRequest, name: str, route: str) -> HttpResponse:
+    """A player's page (or feed, `route`) asked for by their name in another case or width:
+    there, for good, with the same query; a 404 if nobody has the name."""
+    written = reads.name_as_written(name)
+    if written is None:
+        raise Http404("No such player.")
+    query = request.META.get("QUERY_STRING", "")
+    return redirect(reverse(route, args=[written]) + (f"?{query}" if query else ""), permanent=True)
 
 
 @require_safe
