@@ -536,8 +536,8 @@ def test_an_invited_visitor_signs_in_back_to_the_invite_and_meets_no_dead_link()
     page = anonymous.get(invite_url).content.decode()
     assert "You will play as a guest, and a guest's game is not rated." in page
     links = [href.replace("&amp;", "&") for href in re.findall(r'href="([^"]+)"', page)]
-    sign_ins = [href for href in links if href.startswith(reverse("login"))]
-    assert sign_ins and all(href.endswith(f"?next={invite_url}") for href in sign_ins)
+    sign_ins = [href for href in links if href.startswith((reverse("login"), reverse("signup")))]
+    assert len(sign_ins) >= 3 and all(href.endswith(f"?next={invite_url}") for href in sign_ins)
     # Every link of the page into the game answers this visitor.
     game_links = [href for href in links if href.startswith(f"/games/{game.pk}/")]
     for href in game_links:
@@ -552,6 +552,24 @@ def test_an_invited_visitor_signs_in_back_to_the_invite_and_meets_no_dead_link()
     assert 'id="join-invite"' in page and "play as a guest" not in page
     assert anonymous.post(invite_url).status_code == 302
     assert game.seats.filter(user=bob).exists()
+    # A visitor with no account signs up from the invite, and is back at it too.
+    other = invite_game(alice)
+    other_url = reverse("game_invite", args=[other.pk, other.invite_token])
+    newcomer = Client()
+    sign_up = newcomer.get(f"{reverse('signup')}?next={other_url}").content.decode()
+    assert f'name="next" value="{other_url}"' in sign_up
+    form = {
+        "username": "newcomer",
+        "password1": "a-long-passphrase",
+        "password2": "a-long-passphrase",
+    }
+    answer = newcomer.post(reverse("signup"), {**form, "next": other_url})
+    assert answer.status_code == 302 and answer["Location"] == other_url
+    # Never elsewhere than this site.
+    away = Client().post(
+        reverse("signup"), {**form, "username": "far", "next": "https://evil.example/"}
+    )
+    assert away.status_code == 302 and away["Location"] == reverse("lobby")
 
 
 def test_the_invite_token_is_shown_to_its_creator_only() -> None:

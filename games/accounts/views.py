@@ -20,6 +20,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.cache import patch_cache_control
 from django.utils.html import format_html
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from games import clock
@@ -52,6 +53,12 @@ def signup(request: HttpRequest) -> HttpResponse:
         status = 400 if request.method == "POST" else 200
         return render(request, "accounts/signup.html", {"form": None}, status=status)
     form = SignupForm(request.POST or None)
+    # Where the visitor was (an invite link, a game): back there once signed up.
+    next_url = request.POST.get("next") or request.GET.get("next") or ""
+    if not url_has_allowed_host_and_scheme(
+        next_url, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        next_url = ""
     if request.method == "POST" and form.is_valid():
         _mail_limits(request, "verify", form.cleaned_data["email"])
         try:
@@ -68,9 +75,9 @@ def signup(request: HttpRequest) -> HttpResponse:
             messages.success(request, f"Welcome, {user.username}. Your account is ready.")
             if user.email:
                 _verification_sent(request, user.email)
-            return redirect("lobby")
+            return redirect(next_url or "lobby")
     status = 400 if request.method == "POST" else 200
-    return render(request, "accounts/signup.html", {"form": form}, status=status)
+    return render(request, "accounts/signup.html", {"form": form, "next": next_url}, status=status)
 
 
 @require_safe
