@@ -371,6 +371,17 @@ def test_a_move_after_an_automatic_vacation_keeps_the_bank_the_clock_had_left() 
     assert bank == DAY  # the move's day, and nothing of the 7 days the vacation hid
 
 
+def test_the_page_shows_the_clock_stopped_where_the_vacation_found_it() -> None:
+    game, late, ran_out = automatic_vacation_of_the_seat_to_move(bank_days=7)
+    watcher = signed_in(seat_user(game, 1 - late))
+    with time_machine.travel(ran_out + DAY, tick=False):
+        page = watcher.get(reverse("game", args=[game.pk])).content.decode()
+    assert "on vacation until" in page
+    # Run out, bank and all: nothing left when the vacation ends.
+    assert 'This move: <span class="move-left">0:00:00</span>' in page
+    assert 'bank: <span class="bank-left">0:00:00</span>' in page
+
+
 def test_a_move_during_a_vacation_spends_the_bank_as_the_clock_stood_when_it_began() -> None:
     with time_machine.travel(START, tick=False):
         ann, bob = make_player(), make_player()
@@ -390,6 +401,9 @@ def test_a_move_during_a_vacation_spends_the_bank_as_the_clock_stood_when_it_beg
     with time_machine.travel(START + 5 * DAY, tick=False):
         vacations.vacation_start(user=player, until=START + 15 * DAY)
     with time_machine.travel(START + 6 * DAY, tick=False):
+        page = signed_in(player).get(reverse("game", args=[game.pk])).content.decode()
+        assert 'This move: <span class="move-left">0:00:00</span>' in page
+        assert 'bank: <span class="bank-left">5 days, 0:00:00</span>' in page
         assert play_one(game) == mover
     # Five days of bank were left when the vacation began; a day back for the move (at most 7).
     assert Seat.objects.get(game=game, index=mover).bank == 6 * DAY

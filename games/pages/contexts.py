@@ -393,13 +393,16 @@ def challenge_context(
 
 def _bank_row(game: Game, seat: Seat, zone: Any, now: Any) -> dict[str, Any]:
     """A seat's bank as its row shows it: for a seat to move, its clock time left split in the
-    move's time and the bank (the bank is spent last); else the bank it has."""
+    move's time and the bank (the bank is spent last), counted from its vacation's end if it
+    is on one; else the bank it has."""
     if seat.bank is None or not game.clock_options.get("bank_days"):
         return {"bank": None}
     bank = seat.bank
     move_left = None
     if seat.deadline is not None and game.status == Game.Status.ACTIVE:
-        left = max(clock.clock_between(now, seat.deadline, zone), timedelta(0))
+        # On vacation the clock stands where the vacation found it, until it ends.
+        runs_from = vacations.on_vacation_until(seat.user if seat.user_id else None, now) or now
+        left = max(clock.clock_between(runs_from, seat.deadline, zone), timedelta(0))
         bank = min(bank, left)
         move_left = clock.format_left(left - bank)
     return {
