@@ -64,3 +64,11 @@ def test_a_150_letter_name_never_widens_a_page(new_page):
     assert LONG in page.content()
     wider = {path: found for path in paths if (found := overflow(page, path))}
     assert not wider
+    # What is not a name keeps to one line: the long name breaks, not the Replay link.
+    for width in (1280, 375):
+        page.set_viewport_size({"width": width, "height": 800})
+        page.goto(f"/players/{LONG}/")
+        links = page.locator("table.archive-games .replay-link")
+        assert links.count() == 5
+        lines = links.evaluate_all("links => links.map(a => a.getClientRects().length)")
+        assert lines == [1] * 5, (width, lines)
