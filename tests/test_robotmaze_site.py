@@ -274,6 +274,9 @@ def test_a_set_up_that_never_finished_is_aborted_on_timeout(game):
     game.refresh_from_db()
     assert game.status == Game.Status.ABORTED
     assert list(game.seats.values_list("place", flat=True)) == [None, None]
+    page = client_for(game.seats.get(index=0).user).get(reverse("game", args=[game.pk]))
+    assert "Your secret warehouse</" in page.content.decode()  # and no robot's run on it
+    assert "the other robot's run" not in page.content.decode()
     # One warehouse was set up: the page and the replay say the set-up did not finish.
     said = "Aborted: the set-up did not finish in time. No result."
     for url in (reverse("game", args=[game.pk]), reverse("game_replay", args=[game.pk])):

@@ -451,7 +451,10 @@ class UI(GameUI):
                     "id": f"grid-secret-{viewer}",
                     "seat": viewer,
                     "robot_seat": 1 - viewer,
-                    "title": "Your secret warehouse, with the other robot's run",
+                    # In the set-up, no robot has run yet.
+                    "title": "Your secret warehouse"
+                    if phase == "setup"
+                    else "Your secret warehouse, with the other robot's run",
                     "damage": other["damage"],
                     "rows": _grid(
                         crates=_crates(view["warehouses"][viewer]),
