@@ -21,6 +21,7 @@ from games.mail import outbox, watching
 from games.models import Game, Move, Outbox, Reminder, Seat
 from games.play import challenges, core, sweeps
 from games.ui import wording
+from tests.test_robotmaze_site import robot_game
 from tests.worker_fixtures import (
     BASE_DIR,
     Queued,
@@ -128,15 +129,7 @@ def test_a_game_that_is_over_for_a_player_offers_them_no_move(queued) -> None:  
     challenges.game_abort(game_id=aborted.pk, user=mover)
     assert 'id="move-form"' not in page_of(mover, aborted)
 
-    robot = core.game_create(
-        kind="robotmaze",
-        creator=ann,
-        options={},
-        clock_choice="P3D",
-        seats=[core.SeatPlan(), core.SeatPlan()],
-    )
-    core.game_join(game_id=robot.pk, user=bob)
-    robot.refresh_from_db()
+    robot = robot_game(ann, bob)
     core.move_submit(
         game_id=robot.pk,
         user=ann,

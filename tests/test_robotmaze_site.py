@@ -65,9 +65,8 @@ def client_for(user) -> Client:
     return client
 
 
-@pytest.fixture
-def game(make_user) -> Game:
-    alice, bob = make_user("alice"), make_user("bob")
+def robot_game(alice, bob) -> Game:  # type: ignore[no-untyped-def]
+    """A Robot Maze Race of 3-day clocks between these two, in its set-up."""
     game = core.game_create(
         kind="robotmaze",
         creator=alice,
@@ -80,8 +79,14 @@ def game(make_user) -> Game:
     return game
 
 
-def set_up(game: Game) -> None:
-    for seat in (0, 1):
+@pytest.fixture
+def game(make_user) -> Game:
+    return robot_game(make_user("alice"), make_user("bob"))
+
+
+def set_up(game: Game, seats: tuple[int, ...] = (0, 1)) -> None:
+    """These seats set up their warehouses (WAREHOUSES), in this order."""
+    for seat in seats:
         game.refresh_from_db()
         core.move_submit(
             game_id=game.pk,
@@ -227,27 +232,12 @@ def test_the_first_program_has_a_whole_clock_whoever_set_up_last(last):
     even when it is the seat that set up last (whose set-up clock had been running)."""
     start = datetime(2027, 2, 1, 9, tzinfo=UTC)
     with time_machine.travel(start, tick=False):
-        alice, bob = make_player(), make_player()
-        game = core.game_create(
-            kind="robotmaze",
-            creator=alice,
-            options={},
-            clock_choice="P3D",
-            seats=[core.SeatPlan(), core.SeatPlan()],
-        )
-        core.game_join(game_id=game.pk, user=bob)
-        game.refresh_from_db()
+        game = robot_game(make_player(), make_player())
     first = robotmaze.first_seat(game.state)
     order = [1 - first, first] if last == "first mover" else [first, 1 - first]
     for hours, seat in zip((1, 50), order, strict=True):
         with time_machine.travel(start + timedelta(hours=hours), tick=False):
-            game.refresh_from_db()
-            core.move_submit(
-                game_id=game.pk,
-                user=game.seats.get(index=seat).user,
-                number=core.move_number(game, seat),
-                move={"warehouse": WAREHOUSES[seat]},
-            )
+            set_up(game, (seat,))
     ready = start + timedelta(hours=50)
     game.refresh_from_db()
     assert robotmaze.to_move(game.state) == [first]

@@ -12,6 +12,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 import time_machine
+from django.contrib.auth.models import User
 from django.core import mail
 from django.test import Client
 from django.urls import reverse
@@ -284,22 +285,28 @@ def test_one_automatic_vacation_covers_every_clock_that_ran_out_in_the_same_swee
         assert deadline_of(game, to_move(game)) == vacation.until
 
 
+def game_with_clock_options(ann: User, bob: User, **clock_options: int) -> Game:
+    """A started Corn maze (8x8, 3 days a move) between these two, with these clock options."""
+    game = core.game_create(
+        kind="cornmaze",
+        creator=ann,
+        options={"size": 8},
+        clock_choice="P3D",
+        seats=[core.SeatPlan(), core.SeatPlan()],
+        clock_options=clock_options,
+    )
+    core.game_join(game_id=game.pk, user=bob)
+    game.refresh_from_db()
+    return game
+
+
 def automatic_vacation_of_the_seat_to_move(**clock_options: int) -> tuple[Game, int, datetime]:
     """A game whose seat to move ran out of time at the returned instant, and went on an
     automatic vacation of its player's 14 days instead of timing out."""
     with time_machine.travel(START, tick=False):
         ann = make_player(automatic_vacation=True)
         bob = make_player(automatic_vacation=True)
-        game = core.game_create(
-            kind="cornmaze",
-            creator=ann,
-            options={"size": 8},
-            clock_choice="P3D",
-            seats=[core.SeatPlan(), core.SeatPlan()],
-            clock_options=clock_options,
-        )
-        core.game_join(game_id=game.pk, user=bob)
-        game.refresh_from_db()
+        game = game_with_clock_options(ann, bob, **clock_options)
         late = to_move(game)
         deadline = deadline_of(game, late)
     assert deadline is not None
@@ -384,17 +391,7 @@ def test_the_page_shows_the_clock_stopped_where_the_vacation_found_it() -> None:
 
 def test_a_move_during_a_vacation_spends_the_bank_as_the_clock_stood_when_it_began() -> None:
     with time_machine.travel(START, tick=False):
-        ann, bob = make_player(), make_player()
-        game = core.game_create(
-            kind="cornmaze",
-            creator=ann,
-            options={"size": 8},
-            clock_choice="P3D",
-            seats=[core.SeatPlan(), core.SeatPlan()],
-            clock_options={"bank_days": 7},
-        )
-        core.game_join(game_id=game.pk, user=bob)
-        game.refresh_from_db()
+        game = game_with_clock_options(make_player(), make_player(), bank_days=7)
         mover = to_move(game)
         player = seat_user(game, mover)
     # Five days into the turn (two of the bank spent), ten days of vacation.
