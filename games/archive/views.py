@@ -119,7 +119,7 @@ def archive_list(request: HtmxHttpRequest) -> HttpResponse:
 def player_detail(request: HtmxHttpRequest, name: str) -> HttpResponse:
     player = reads.player_named(name)
     if player is None:
-        return player_elsewhere(request, name, "player")
+        return _player_elsewhere(request, name)
     form, filters = filters_from(request.GET, player=player.name)
     after = reads.Cursor.parse(request.GET.get("after"))
     before = reads.Cursor.parse(request.GET.get("before"))
@@ -146,14 +146,15 @@ def player_detail(request: HtmxHttpRequest, name: str) -> HttpResponse:
     return TemplateResponse(request, template, context)
 
 
-def player_elsewhere(request: HttpRequest, name: str, route: str) -> HttpResponse:
-    """A player's page (or feed, `route`) asked for by their name in another case or width:
-    there, for good, with the same query; a 404 if nobody has the name."""
+def _player_elsewhere(request: HttpRequest, name: str) -> HttpResponse:
+    """A player's page asked for by their name in another case or width: there, for good,
+    with the same query; a 404 if nobody has the name."""
     written = reads.name_as_written(name)
     if written is None:
         raise Http404("No such player.")
     query = request.META.get("QUERY_STRING", "")
-    return redirect(reverse(route, args=[written]) + (f"?{query}" if query else ""), permanent=True)
+    url = reverse("player", args=[written]) + (f"?{query}" if query else "")
+    return redirect(url, permanent=True)
 
 
 @require_safe
