@@ -13,7 +13,7 @@ from django.contrib.auth import SESSION_KEY
 from django.contrib.auth.models import AnonymousUser, User
 from django.contrib.sessions.middleware import SessionMiddleware
 from django.core import mail, signing
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.test import Client, RequestFactory
 from django.urls import reverse
 
@@ -189,12 +189,16 @@ def test_names_are_one_whatever_the_case_in_any_script(
     guest = guest_create()
     answer = guest_client(guest).post(reverse("guest_claim"), claim_data(username=twin, email=""))
     assert answer.status_code == 400 and User.objects.get(pk=guest.pk).username != twin
-    # Past the check (the other sign-up checked before this one was stored): refused all
-    # the same, by the database.
-    monkeypatch.setattr(profiles, "_username_check", lambda *args, **kwargs: None)
+    # Outside any transaction (manage.py createsuperuser): refused before the user is written.
+    with pytest.raises(IntegrityError, match="taken"):
+        User.objects.create_user(username=twin, password=PASSWORD)
+    assert User.objects.count() == before + 1  # the guest
+    # Past the checks (the other sign-up checked before this one was stored): refused all
+    # the same, by the database's unique key.
+    monkeypatch.setattr(profiles, "users_named", lambda name: User.objects.none())
     with pytest.raises(profiles.AccountError, match="taken"), transaction.atomic():
         profiles.account_create(username=twin, password=PASSWORD, email="")
-    assert User.objects.count() == before + 1  # the guest
+    assert User.objects.count() == before + 1
     # Signing in with the twin is signing in as the owner.
     client = Client()
     assert (

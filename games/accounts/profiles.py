@@ -19,7 +19,7 @@ from django.core import signing
 from django.core.exceptions import ValidationError
 from django.core.mail import EmailMultiAlternatives
 from django.db import IntegrityError, transaction
-from django.db.models.signals import post_save
+from django.db.models.signals import post_save, pre_save
 from django.http import HttpRequest
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -309,6 +309,18 @@ def email_verify(*, token: str) -> User:
     return user
 
 
+def username_key_check(
+    sender: Any, instance: User, update_fields: Any = None, **kwargs: Any
+) -> None:
+    """Before a save of a user's name (a pre_save of User): a name that is another's but for
+    case is refused before the user is written, for a caller outside a transaction too
+    (`createsuperuser`), which would otherwise keep a user without its key."""
+    if update_fields is not None and "username" not in update_fields:
+        return
+    if users_named(instance.get_username()).exclude(pk=instance.pk).exists():
+        raise IntegrityError(USERNAME_TAKEN)
+
+
 def username_key_keep(
     sender: Any, instance: User, created: bool, update_fields: Any = None, **kwargs: Any
 ) -> None:
@@ -325,6 +337,7 @@ def username_key_keep(
         UsernameKey.objects.update_or_create(user_id=instance.pk, defaults={"key": key})
 
 
+pre_save.connect(username_key_check, sender=User, dispatch_uid="username_key_check")
 post_save.connect(username_key_keep, sender=User, dispatch_uid="username_key_keep")
 
 
