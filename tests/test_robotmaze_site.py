@@ -267,6 +267,8 @@ def test_a_set_up_that_never_finished_is_aborted_on_timeout(game):
     page = client_for(game.seats.get(index=0).user).get(reverse("game", args=[game.pk]))
     assert "Your secret warehouse</" in page.content.decode()  # and no robot's run on it
     assert "the other robot's run" not in page.content.decode()
+    assert "did not set up" in page.content.decode()
+    assert "is setting up" not in page.content.decode()
     # One warehouse was set up: the page and the replay say the set-up did not finish.
     said = "Aborted: the set-up did not finish in time. No result."
     for url in (reverse("game", args=[game.pk]), reverse("game_replay", args=[game.pk])):

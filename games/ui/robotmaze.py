@@ -307,8 +307,10 @@ def board_html(
     (escaped here), `link` the name as HTML, linked to the player's page (escaped there)."""
     out = ['<div class="robotmaze" id="board">\n  <p class="phase">\n    ']
     if board["phase"] == "setup":
+        # An abort in the set-up leaves the state there (`game_over`: pages.contexts).
+        waiting = "did not set up" if board.get("game_over") else "is setting up"
         ready = "; ".join(
-            f"{link(seat)} {'is ready' if done else 'is setting up'}"
+            f"{link(seat)} {'is ready' if done else waiting}"
             for seat, done in enumerate(board["set_up"])
         )
         out.append(
