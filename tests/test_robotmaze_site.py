@@ -274,6 +274,7 @@ def test_a_set_up_that_never_finished_is_aborted_on_timeout(game):
     for url in (reverse("game", args=[game.pk]), reverse("game_replay", args=[game.pk])):
         page = Client().get(url).content.decode()
         assert said in page and "nobody moved" not in page, url
+    assert "set-up not finished, no result" in Client().get(reverse("archive")).content.decode()
 
 
 def responses(game: Game, client: Client) -> list[str]:

@@ -32,7 +32,14 @@ ENDINGS = {
 }
 
 
-def ending(reason: str) -> str:
+SET_UP_UNFINISHED_ENDING = "set-up not finished, no result"
+
+
+def ending(reason: str, *, ply: int = 0) -> str:
+    """`ply`: the game's moves. A game aborted by its clock with moves made is a Robot Maze
+    Race whose set-up did not finish (set-up moves do not start the play)."""
+    if reason == "aborted" and ply:
+        return SET_UP_UNFINISHED_ENDING
     return ENDINGS.get(reason, reason.replace("_", " ") or "unknown")
 
 
