@@ -68,6 +68,13 @@ def test_maze_race_replays_the_whole_maze_or_one_runners_fog(client, make_user):
     seen = r'<rect class="cell seen[^"]*" data-cell='
     assert len(re.findall(seen, whole.content.decode())) == 225
     assert 0 < len(re.findall(seen, fog.content.decode())) < 225
+    # The screen reader's table names each runner of the whole maze, not "you".
+    assert "runner 1 is here" in whole.content.decode()
+    assert "runner 2 is here" in whole.content.decode()
+    assert "you are here" not in whole.content.decode()
+    assert "where each runner is, runner 1 being the first" in whole.content.decode()
+    last = client.get(f"/games/{game.pk}/replay/?ply={game.ply}&view=all").content.decode()
+    assert "the runner placed 1 ends here" in last and "where each runner ended" in last
     start = client.get(f"/games/{game.pk}/replay/").content.decode()
     assert "There are no turns: each runner steps on its own." in start
     assert "moves first" not in start

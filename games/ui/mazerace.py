@@ -185,6 +185,7 @@ class UI(GameUI):
         ]
         runners = []
         here: dict[str, list[str]] = {}
+        places = (view.get("result") or {}).get("places") or [] if over else []
         for seat, track in tracks:
             dx, dy = PATH_OFFSETS[seat % len(PATH_OFFSETS)] if several else (0, 0)
             x, y = _centre(track["at"])
@@ -199,10 +200,13 @@ class UI(GameUI):
                     "shape_name": MARKS[colour(seat)].name,
                 }
             )
-            places = (view.get("result") or {}).get("places") or []
-            here.setdefault(track["at"], []).append(
-                f"the runner placed {places[seat]} ends here" if over and places else "you are here"
-            )
+            if places:
+                said = f"the runner placed {places[seat]} ends here"
+            elif over:  # the whole maze in the middle of a replay: the runners in seat order
+                said = f"runner {seat + 1} is here"
+            else:
+                said = "you are here"
+            here.setdefault(track["at"], []).append(said)
         hint = None
         if not over and draft and (draft.get("hint") or {}).get("steps") == view["steps"]:
             found = draft["hint"]
@@ -218,6 +222,7 @@ class UI(GameUI):
         return {
             "maze": True,
             "over": over,
+            "ended": bool(places),
             "side": MARGIN + size * CELL + 4,
             "cell": CELL,
             "inner": size * CELL,
