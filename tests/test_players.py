@@ -258,3 +258,27 @@ def test_a_player_is_found_by_their_name_in_any_case(client, make_user):
     assert client.get(archive["Location"]).status_code == 200
     assert client.get("/players/nobody/").status_code == 404
     assert "There is no player named" in client.get("/archive/?player=nobody").content.decode()
+
+
+def self_links(feed: ET.Element) -> list[str | None]:
+    return [link.get("href") for link in feed.findall(f"{ATOM}link") if link.get("rel") == "self"]
+
+
+def test_a_players_feed_keeps_the_filters_of_their_page(client, make_user):
+    ann, bob = make_user("ann-feed"), make_user("bob-feed")
+    corn = bulk_finished(2, [ann, bob], kind="cornmaze")
+    bulk_finished(2, [ann, bob], kind="robotmaze")
+    page = client.get("/players/ann-feed/?game=cornmaze").content.decode()
+    assert 'href="/players/ann-feed/feed/?game=cornmaze"' in page
+    feed = ET.fromstring(client.get("/players/ann-feed/feed/?game=cornmaze").content)
+    links = [e.find(f"{ATOM}link").get("href") for e in feed.findall(f"{ATOM}entry")]
+    assert [int(re.search(r"/games/(\d+)/", h).group(1)) for h in links] == newest_first(corn)
+    selves = [link.get("href") for link in feed.findall(f"{ATOM}link") if link.get("rel") == "self"]
+    assert selves == ["http://testserver/players/ann-feed/feed/?game=cornmaze"]
+    archive = ET.fromstring(client.get("/archive/feed/?game=cornmaze").content)
+    selves = [
+        link.get("href") for link in archive.findall(f"{ATOM}link") if link.get("rel") == "self"
+    ]
+    assert selves == ["http://testserver/archive/feed/?game=cornmaze"]
+    moved = client.get("/players/ANN-FEED/feed/?game=cornmaze")
+    assert moved.status_code == 301 and moved["Location"] == "/players/ann-feed/feed/?game=cornmaze"

@@ -4,6 +4,7 @@ finish."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
@@ -59,11 +60,22 @@ class ArchiveFeed(_GamesFeed):
         return filters
 
     def link(self, obj: Filters) -> str:
-        query = urlencode(obj.query())
-        return reverse("archive") + (f"?{query}" if query else "")
+        return _with_query(reverse("archive"), obj.query())
+
+    def feed_url(self, obj: Filters) -> str:
+        # rel="self": this feed with its filters, not the whole archive's.
+        return _with_query(reverse("archive_feed"), obj.query())
 
     def items(self, obj: Filters) -> list[reads.Row]:
         return reads.finished_page(obj, size=reads.FEED_SIZE).rows
+
+
+@dataclass(frozen=True)
+class PlayerGames:
+    """A player's feed: the player, and the filters of the player page it was asked with."""
+
+    player: reads.Player
+    filters: Filters
 
 
 class PlayerFeed(_GamesFeed):
@@ -75,23 +87,37 @@ class PlayerFeed(_GamesFeed):
             written = reads.name_as_written(kwargs.get("name", ""))
             if written is None:
                 raise
-            return redirect(reverse("player_feed", args=[written]), permanent=True)
+            query = request.META.get("QUERY_STRING", "")
+            url = reverse("player_feed", args=[written]) + (f"?{query}" if query else "")
+            return redirect(url, permanent=True)
 
-    def get_object(self, request: HttpRequest, name: str) -> reads.Player:
+    def get_object(self, request: HttpRequest, name: str) -> PlayerGames:
         player = reads.player_named(name)
         if player is None:
             raise Http404("No such player.")
-        return player
+        _, filters = filters_from(request.GET, player=player.name)
+        return PlayerGames(player, filters)
 
-    def title(self, obj: reads.Player) -> str:
-        return f"mazesite: games of {obj.name}"
+    def title(self, obj: PlayerGames) -> str:
+        return f"mazesite: games of {obj.player.name}"
 
-    def subtitle(self, obj: reads.Player) -> str:
-        return f"The finished games of {obj.name}, newest first."
+    def subtitle(self, obj: PlayerGames) -> str:
+        return f"The finished games of {obj.player.name}, newest first."
 
-    def link(self, obj: reads.Player) -> str:
-        return reverse("player", args=[obj.name])
+    def link(self, obj: PlayerGames) -> str:
+        return _with_query(
+            reverse("player", args=[obj.player.name]), obj.filters.query(player=False)
+        )
 
-    def items(self, obj: reads.Player) -> list[reads.Row]:
-        filters = Filters(player=obj.name)
-        return reads.finished_page(filters, size=reads.FEED_SIZE).rows
+    def feed_url(self, obj: PlayerGames) -> str:
+        return _with_query(
+            reverse("player_feed", args=[obj.player.name]), obj.filters.query(player=False)
+        )
+
+    def items(self, obj: PlayerGames) -> list[reads.Row]:
+        return reads.finished_page(obj.filters, size=reads.FEED_SIZE).rows
+
+
+def _with_query(path: str, params: dict[str, str]) -> str:
+    query = urlencode(params)
+    return path + (f"?{query}" if query else "")
