@@ -12,7 +12,6 @@ from zoneinfo import ZoneInfo
 
 import pytest
 import time_machine
-from django.contrib.auth.models import User
 from django.core import mail
 from django.test import Client
 from django.urls import reverse
@@ -24,6 +23,7 @@ from games.archive.records import record_build, record_verify
 from games.mail import outbox
 from games.models import ClockEvent, Game, Move, Outbox, Reminder, Seat, Vacation
 from games.play import core, sweeps, vacations
+from tests.test_time_bank import banked_game
 from tests.worker_fixtures import legal_move, make_game, make_player, play_one, to_move
 from tests.worker_fixtures import player_at as seat_user
 
@@ -285,28 +285,13 @@ def test_one_automatic_vacation_covers_every_clock_that_ran_out_in_the_same_swee
         assert deadline_of(game, to_move(game)) == vacation.until
 
 
-def game_with_clock_options(ann: User, bob: User, **clock_options: int) -> Game:
-    """A started Corn maze (8x8, 3 days a move) between these two, with these clock options."""
-    game = core.game_create(
-        kind="cornmaze",
-        creator=ann,
-        options={"size": 8},
-        clock_choice="P3D",
-        seats=[core.SeatPlan(), core.SeatPlan()],
-        clock_options=clock_options,
-    )
-    core.game_join(game_id=game.pk, user=bob)
-    game.refresh_from_db()
-    return game
-
-
-def automatic_vacation_of_the_seat_to_move(**clock_options: int) -> tuple[Game, int, datetime]:
+def automatic_vacation_of_the_seat_to_move(bank: int = 0) -> tuple[Game, int, datetime]:
     """A game whose seat to move ran out of time at the returned instant, and went on an
     automatic vacation of its player's 14 days instead of timing out."""
     with time_machine.travel(START, tick=False):
         ann = make_player(automatic_vacation=True)
         bob = make_player(automatic_vacation=True)
-        game = game_with_clock_options(ann, bob, **clock_options)
+        game = banked_game(ann, bob, bank=bank)
         late = to_move(game)
         deadline = deadline_of(game, late)
     assert deadline is not None
@@ -370,7 +355,7 @@ def test_back_early_never_gives_more_time_than_the_vacation_would_have() -> None
 
 
 def test_a_move_after_an_automatic_vacation_keeps_the_bank_the_clock_had_left() -> None:
-    game, late, ran_out = automatic_vacation_of_the_seat_to_move(bank_days=7)
+    game, late, ran_out = automatic_vacation_of_the_seat_to_move(bank=7)
     # The whole turn ran out, bank and all: nothing of the bank is left to keep.
     with time_machine.travel(ran_out + 2 * DAY, tick=False):
         assert play_one(game) == late
@@ -379,7 +364,7 @@ def test_a_move_after_an_automatic_vacation_keeps_the_bank_the_clock_had_left() 
 
 
 def test_the_page_shows_the_clock_stopped_where_the_vacation_found_it() -> None:
-    game, late, ran_out = automatic_vacation_of_the_seat_to_move(bank_days=7)
+    game, late, ran_out = automatic_vacation_of_the_seat_to_move(bank=7)
     watcher = signed_in(seat_user(game, 1 - late))
     with time_machine.travel(ran_out + DAY, tick=False):
         page = watcher.get(reverse("game", args=[game.pk])).content.decode()
@@ -391,7 +376,7 @@ def test_the_page_shows_the_clock_stopped_where_the_vacation_found_it() -> None:
 
 def test_a_move_during_a_vacation_spends_the_bank_as_the_clock_stood_when_it_began() -> None:
     with time_machine.travel(START, tick=False):
-        game = game_with_clock_options(make_player(), make_player(), bank_days=7)
+        game = banked_game(make_player(), make_player(), bank=7)
         mover = to_move(game)
         player = seat_user(game, mover)
     # Five days into the turn (two of the bank spent), ten days of vacation.
