@@ -12,6 +12,7 @@ from pathlib import Path
 from urllib.parse import parse_qs
 
 import pytest
+import time_machine
 from django.conf import settings
 from playwright.sync_api import Page, expect
 
@@ -19,6 +20,7 @@ from games.engines import mazegen
 from games.engines import mazerace as rules
 from games.models import Game, Move
 from games.play.paces import race
+from tests import test_mazerace_site as site
 from tests.test_mazerace_site import client_for, make_race, way_out
 from tests.worker_fixtures import Queued, WorkerProcess, wait_until
 
@@ -203,3 +205,36 @@ def test_a_held_key_steps_at_the_fixed_speed_and_sends_each_step_once(
     # a step asked for while another waits would be refused, and none was.)
     landings = [m.outcome["landed_ms"] for m in steps]
     assert all(b - a >= rules.STEP_MS for a, b in zip(landings, landings[1:], strict=False))
+
+
+def test_the_results_on_a_phone_never_break_a_number_and_keep_their_rows_short(new_page) -> None:
+    """Four runners' results at 375 px: the page is no wider than the phone, each time, step
+    count and cells covered stays on one line (a time used to break as "11.7 / 5 s"), and the
+    words of "how" take three lines at most (squeezed, they took one line a word)."""
+    with time_machine.travel(site.T0, tick=False):
+        game = site.make_race(4)
+        site.ready_all(game)
+    out = site.run_out(game, 0, 100)
+    with site.at(game, 300):
+        site.step(game, 1, site.an_open_way(game, 1))
+    with site.at(game, out + rules.CLOSE_AFTER_MS):
+        race.race_advance(game_id=game.pk)
+    assert Game.objects.get(pk=game.pk).status == "finished"
+
+    page = new_page()
+    page.set_viewport_size({"width": 375, "height": 800})
+    page.goto(game.get_absolute_url())
+    expect(page.locator("#results tbody tr")).to_have_count(4)
+    page.screenshot(path=SHOTS / "mazerace-results-phone.png", full_page=True)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 375
+    lines = page.locator("#results td.num, #results td.how").evaluate_all(
+        """cells => cells.map(cell => {
+            const range = document.createRange();
+            range.selectNodeContents(cell);
+            const tops = new Set([...range.getClientRects()].map(r => Math.round(r.top)));
+            return [cell.className, cell.textContent, tops.size];
+        })"""
+    )
+    assert len(lines) == 4 * 4
+    for kind, text, count in lines:
+        assert count <= (1 if kind == "num" else 3), (text, count)
