@@ -91,8 +91,10 @@ def test_verify_with_site_compares_the_names_and_times_the_seed_cannot_check(fin
     retimed = copy.deepcopy(record)
     retimed["moves"][2]["at"] = "2001-01-01T00:00:00+00:00"
     unknown = {**copy.deepcopy(record), "id": "999999"}
+    elsewhere = {**copy.deepcopy(record), "url": record["url"].replace("/games/", "/games/1")}
     for changed, difference in (
         (renamed, "The field 'players' is not what this site holds."),
+        (elsewhere, "The field 'url' is not what this site holds."),
         (retimed, "Move 3 is not what this site holds."),
         (unknown, "This site holds no game '999999'."),
     ):
@@ -106,6 +108,20 @@ def test_verify_with_site_compares_the_names_and_times_the_seed_cannot_check(fin
         with pytest.raises(CommandError, match="does NOT check out"):
             call_command("verify", str(path), "--site", stdout=io.StringIO(), stderr=errors)
         assert difference in errors.getvalue()
+
+
+def test_verify_with_site_takes_the_site_at_any_of_its_addresses(finished, tmp_path):
+    """A record downloaded from `make run PORT=8197`, or through a proxy's name, names the site
+    by the address it was reached at; the game's own path is what --site checks."""
+    record = record_build(finished, viewer_seat=None)
+    path = tmp_path / "record.json"
+    for address in ("http://127.0.0.1:8197", "https://mazes.example.org"):
+        url = address + finished.get_absolute_url()
+        assert url != record["url"]
+        path.write_text(json.dumps({**record, "url": url}))
+        out = io.StringIO()
+        call_command("verify", str(path), "--site", stdout=out)
+        assert "It is the record this site holds" in out.getvalue()
 
 
 def test_selfplay_stores_finished_games_and_writes_records(tmp_path):

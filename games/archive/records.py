@@ -7,6 +7,7 @@ import hashlib
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 
@@ -236,6 +237,12 @@ def record_verify(record: Any) -> list[str]:
     return problems
 
 
+def _compared(name: str, value: Any) -> Any:
+    if name == "url" and isinstance(value, str):
+        return urlsplit(value).path
+    return value
+
+
 # A record's result.status: a running game's, or one of Game.Status's ends.
 RESULT_STATUSES = ("active", str(Game.Status.FINISHED), str(Game.Status.ABORTED))
 
@@ -243,11 +250,12 @@ RESULT_STATUSES = ("active", str(Game.Status.FINISHED), str(Game.Status.ABORTED)
 def record_differences(record: JSON, held: JSON) -> list[str]:
     """Where a record differs from the one this site holds for its game (`held`, record_build
     with no viewer): what the seed cannot check, such as the players' names and the moves'
-    times, checked against the site's own database."""
+    times, checked against the site's own database. The `url` is checked by its path: one site
+    is reached at several addresses (a port, a proxy's name), and SITE_URL names only one."""
     differences = [
         f"The field {name!r} is not what this site holds."
         for name in sorted(set(record) | set(held))
-        if name != "moves" and record.get(name) != held.get(name)
+        if name != "moves" and _compared(name, record.get(name)) != _compared(name, held.get(name))
     ]
     mine, theirs = record.get("moves") or [], held.get("moves") or []
     if len(mine) != len(theirs):
