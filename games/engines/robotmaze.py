@@ -96,23 +96,26 @@ def _reachable(crates: set[Cell], start: Cell) -> set[Cell]:
     return seen
 
 
-def _blockers(crates: set[Cell]) -> tuple[list[Cell], bool]:
-    """Crates to show for a warehouse with no path, and whether moving any one of them opens
-    a path (it does when the crate touches both the entrance's and the exit's region)."""
+def _blockers(crates: set[Cell]) -> tuple[list[Cell], bool, str]:
+    """Crates to show for a warehouse with no path; whether moving any one of them opens a path
+    (it does when the crate touches both the entrance's and the exit's region); and which of
+    the two they wall off, the one with the smaller region ("entrance" or "exit")."""
     entrance, exit_ = parse_cell(ENTRANCE), parse_cell(EXIT)
     near_entrance = _reachable(crates, entrance)
     near_exit = _reachable(crates, exit_)
     if exit_ in near_entrance:
-        return [], False
+        return [], False, ""
 
     def border(region: set[Cell]) -> set[Cell]:
         return {n for cell in region for n in _neighbours(cell) if n in crates}
 
-    around_entrance = border(near_entrance)
-    both = around_entrance & border(near_exit)
+    walled, region = (
+        ("exit", near_exit) if len(near_exit) < len(near_entrance) else ("entrance", near_entrance)
+    )
+    both = border(near_entrance) & border(near_exit)
     if both:
-        return sorted(both), True
-    return sorted(around_entrance), False
+        return sorted(both), True, walled
+    return sorted(border(region)), False, walled
 
 
 def warehouse_problems(rows: object) -> list[str]:
@@ -136,12 +139,17 @@ def warehouse_problems(rows: object) -> list[str]:
     if parse_cell(EXIT) in crates:
         problems.append(f"{EXIT} is the exit: no crate there.")
     # The entrance and exit count as empty here, so that each problem is told once.
-    blockers, any_one = _blockers(crates - {parse_cell(ENTRANCE), parse_cell(EXIT)})
+    blockers, any_one, walled = _blockers(crates - {parse_cell(ENTRANCE), parse_cell(EXIT)})
     if blockers:
         names = ", ".join(_reading_order(blockers))
-        advice = "moving any one of them opens a path" if any_one else "move some of them"
+        other = EXIT if walled == "entrance" else ENTRANCE
+        advice = (
+            "moving any one of them opens a path"
+            if any_one
+            else f"the wall is thicker than one crate: clear a way through to {other}"
+        )
         problems.append(
-            f"No path from {ENTRANCE} to {EXIT}: the crates at {names} wall off the entrance; "
+            f"No path from {ENTRANCE} to {EXIT}: the crates at {names} wall off the {walled}; "
             f"{advice}."
         )
     return problems
@@ -150,7 +158,7 @@ def warehouse_problems(rows: object) -> list[str]:
 def blocking_cells(rows: list[str]) -> list[str]:
     """For a warehouse with no path from A1 to J10, the crates to show as the blockers: those
     that touch both the entrance's and the exit's region if there are any (moving one of them
-    is enough), else those around the entrance's region. Empty when there is a path."""
+    is enough), else those around the smaller of the two regions. Empty when there is a path."""
     crates = _crates(rows) - {parse_cell(ENTRANCE), parse_cell(EXIT)}
     return _reading_order(_blockers(crates)[0])
 

@@ -164,7 +164,29 @@ def test_a_thick_wall_shows_the_crates_around_the_entrance() -> None:
     assert rm.blocking_cells(rows) == [f"B{c}" for c in range(1, 11)]
     problems = rm.warehouse_problems(rows)
     assert problems[-1].startswith("No path from A1 to J10: the crates at B1, B2")
-    assert problems[-1].endswith("move some of them.")
+    assert problems[-1].endswith(
+        "wall off the entrance; the wall is thicker than one crate: clear a way through to J10."
+    )
+
+
+def test_a_walled_off_exit_is_called_the_exit() -> None:
+    """Crates at I10 and J9 shut in the exit, not the entrance (they used to be said to)."""
+    rows = ["." * 10, "." * 10, "X" * 9 + ".", "." * 10, "." + "X" * 9]
+    rows += ["." * 10, "." * 10, "." * 10, "." * 9 + "X", "." * 8 + "X."]
+    assert rm.warehouse_problems(rows) == [
+        "No path from A1 to J10: the crates at I10, J9 wall off the exit; "
+        "moving any one of them opens a path."
+    ]
+    assert rm.blocking_cells(rows) == ["I10", "J9"]
+
+
+def test_a_wall_two_crates_thick_is_not_said_to_open_by_moving_its_inner_crates() -> None:
+    rows = [".XX" + "." * 7, "XXX" + "." * 7, "XX" + "." * 8, "." * 10, "." * 10]
+    rows += ["X" * 9 + ".", "." * 10, "." + "X" * 4 + "." * 5, "." * 10, "." * 10]
+    assert rm.warehouse_problems(rows) == [
+        "No path from A1 to J10: the crates at A2, B1 wall off the entrance; "
+        "the wall is thicker than one crate: clear a way through to J10."
+    ]
 
 
 def test_several_problems_are_all_told() -> None:
