@@ -57,10 +57,14 @@ def test_two_people_set_up_play_to_the_end_and_see_both_warehouses(new_page):
         for c, ch in enumerate(row)
         if ch == "X"
     ]
+    # Until the warehouse is legal, its button is disabled, and looks it.
+    looks = "b => [b.disabled, getComputedStyle(b).opacity, getComputedStyle(b).cursor]"
+    assert bob.locator("#play").evaluate(looks) == [True, "0.45", "not-allowed"]
     for n, cell in enumerate(crates, start=1):
         bob.locator(f"#move-form td[data-cell={cell}] button").click()
         expect(bob.locator("#crate-count")).to_have_text(f"{n} of 20 crates")
     expect(bob.locator("#warehouse-problems")).to_contain_text("A legal warehouse")
+    assert bob.locator("#play").evaluate(looks) == [False, "1", "pointer"]
     bob.locator("#play").click()
     expect(bob.locator(".warehouse-editor")).to_have_count(0)
 
