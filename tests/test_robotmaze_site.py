@@ -170,6 +170,33 @@ def test_a_wall_of_crates_is_refused_with_the_blockers_shown(game):
     assert not Move.objects.exists()
 
 
+def test_a_program_before_the_other_warehouse_is_set_up_is_refused_as_such(game, make_user):
+    """Alice has set up and bob has not: a program from her, previewed or played, is told why
+    it waits (it used to be told that her warehouse form was incomplete)."""
+    set_up(game, seats=(0,))
+    alice = client_for(game.seats.get(index=0).user)
+    program = {"ply": "1", "command_1": "R", "runs": "1"}
+    for name in ("game_move", "game_draft"):
+        response = alice.post(reverse(name, args=[game.pk]), program, **HTMX)
+        assert response.status_code == 409, name
+        assert "Your warehouse is set up: the robots start once the other one is too." in (
+            response.content.decode()
+        )
+    assert Move.objects.filter(game=game).count() == 1
+    # A game still waiting for its second player has nothing to prepare yet.
+    waiting = core.game_create(
+        kind="robotmaze",
+        creator=make_user("carol"),
+        options={},
+        clock_choice="P3D",
+        seats=[core.SeatPlan(), core.SeatPlan()],
+    )
+    carol = client_for(waiting.seats.get(index=0).user)
+    response = carol.post(reverse("game_draft", args=[waiting.pk]), {"action": "random"}, **HTMX)
+    assert response.status_code == 409
+    assert "The game has not started yet: it is waiting for players." in response.content.decode()
+
+
 def test_program_preview_outcomes_and_the_end(game):
     set_up(game)
     (seat,) = robotmaze.to_move(game.state)

@@ -385,8 +385,10 @@ def game_draft(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     """A change to the move form that is not a move yet: kept in the session, shown at once."""
     game = get_object_or_404(Game, pk=game_id)
     seat = _seat_of(game, request)
-    if seat is None or game.state is None:
+    if seat is None:
         return _refused(request, game_id, "Only a player of this game can prepare a move.")
+    if game.state is None:
+        return _refused(request, game_id, core.NOT_STARTED)
     if game.is_over:
         return _refused(request, game_id, "The game is over.")
     view = get_engine(game.kind).view(game.state, seat)

@@ -40,6 +40,9 @@ logger = logging.getLogger(__name__)
 LOCK_NOT_AVAILABLE = "55P03"  # PostgreSQL's SQLSTATE for a lock_timeout that ran out
 
 
+NOT_STARTED = "The game has not started yet: it is waiting for players."
+
+
 class GameError(Exception):
     """An action the site refuses. `str(exc)` is a sentence for the player."""
 
@@ -242,7 +245,7 @@ def move_read_and_submit(*, game_id: int, user: User, read: MoveReader) -> Move:
         if seat is None:
             raise MoveRefused("You have no seat in this game.")
         if game.state is None:
-            raise MoveRefused("The game has not started yet: it is waiting for players.")
+            raise MoveRefused(NOT_STARTED)
         number, move = read(game, _engine(game.kind).view(game.state, seat.index))
         played = move_play(game, seat, number, move)
         if vacations.on_vacation_until(seat.user, played.at) is not None:
@@ -522,7 +525,7 @@ def _move_apply(
     move, not saved yet, and the result if the game is over. The caller holds the game lock,
     so of the same move posted many times at once (one `number`) exactly one is applied."""
     if game.status == Game.Status.OPEN:
-        raise MoveRefused("The game has not started yet: it is waiting for players.")
+        raise MoveRefused(NOT_STARTED)
     if game.is_over:
         raise MoveRefused("The game is over.")
     engine = _engine(game.kind)

@@ -229,6 +229,15 @@ def read_program(data: QueryDict) -> tuple[str, int]:
     return program, runs
 
 
+def _not_set_up_yet(view: JSON, data: QueryDict) -> None:
+    """A program sent during set-up by a seat whose warehouse is set up: it waits for the other
+    warehouse. (Its warehouse sent again is the engine's to refuse.)"""
+    if "warehouse" not in data and view["set_up"][view["viewer"]]:
+        raise MoveInputError(
+            "Your warehouse is set up: the robots start once the other one is too."
+        )
+
+
 def read_warehouse(text: str) -> list[str]:
     cells = "".join(ch for ch in text.upper() if ch in ".X")
     if len(cells) != rules.SIZE * rules.SIZE:
@@ -519,6 +528,7 @@ class UI(GameUI):
 
     def parse_move(self, data: QueryDict, view: JSON) -> JSON:
         if view["phase"] == "setup":
+            _not_set_up_yet(view, data)
             return {"warehouse": read_warehouse(data.get("warehouse") or "")}
         program, runs = read_program(data)
         return {"program": program, "runs": runs}
@@ -528,6 +538,7 @@ class UI(GameUI):
         clear warehouse, a program to preview."""
         draft = dict(draft or {})
         if view["phase"] == "setup":
+            _not_set_up_yet(view, data)
             action = data.get("action", "")
             if action == "random":
                 # The player's own choice of a start, not a draw of the game: no game stream.
