@@ -14,7 +14,7 @@ from django.urls import reverse
 from games.archive.records import record_verify
 from games.engines import robotmaze
 from games.models import Game, Move, Outbox, Reminder
-from games.play import core
+from games.play import challenges, core
 from tests.worker_fixtures import make_player
 
 pytestmark = pytest.mark.django_db
@@ -195,6 +195,21 @@ def test_a_program_before_the_other_warehouse_is_set_up_is_refused_as_such(game,
     response = carol.post(reverse("game_draft", args=[waiting.pk]), {"action": "random"}, **HTMX)
     assert response.status_code == 409
     assert "The game has not started yet: it is waiting for players." in response.content.decode()
+
+
+def test_abort_after_ones_own_set_up_says_who_moved(game):
+    """Bob (who joined) has set up and alice has not: neither may abort, and bob is told it
+    is his own set-up that counts (he used to be told another player had moved)."""
+    set_up(game, seats=(1,))
+    alice, bob = (game.seats.get(index=seat).user for seat in (0, 1))
+    with pytest.raises(core.GameError) as refused:
+        challenges.game_abort(game_id=game.pk, user=bob)
+    assert str(refused.value) == (
+        "Too late to abort: you have moved already. You can resign instead."
+    )
+    with pytest.raises(core.GameError, match="another player has moved already"):
+        challenges.game_abort(game_id=game.pk, user=alice)
+    assert Game.objects.get(pk=game.pk).status == "active"
 
 
 def test_program_preview_outcomes_and_the_end(game):

@@ -134,9 +134,9 @@ def game_abort(*, game_id: int, user: User) -> Game:
         if game.status != Game.Status.ACTIVE:
             raise GameError("The game is over: there is nothing to abort.")
         if not abortable(game, seats):
-            raise GameError(
-                "Too late to abort: another player has moved already. You can resign instead."
-            )
+            mine = [s.index for s in seats if s.user_id == user.pk]
+            who = "another player has" if game.moves.exclude(seat__in=mine).exists() else "you have"
+            raise GameError(f"Too late to abort: {who} moved already. You can resign instead.")
         core.game_end(game, at=clock.now(), reason=ABORTED, places=None)
         game.save(update_fields=list(core.GAME_END_FIELDS))
     return game
