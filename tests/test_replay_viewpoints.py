@@ -44,6 +44,15 @@ def test_robot_maze_replays_from_either_side_or_with_both_warehouses(client, mak
     assert drawn_crates(side, "secret-0") == crate_cells(WAREHOUSES[0])
     assert drawn_crates(side, "open-0") == set()
     assert "alice&#x27;s side" in side or "alice's side" in side
+    # Whoever watches the replay is not the player: the grids are named, not "your".
+    assert "Your " not in side
+    assert "alice's secret warehouse, with bob's robot's run" in side
+    assert "alice's robot in bob's warehouse" in side
+    # The first set-up, with both warehouses asked for: the one set up so far is shown.
+    first = game.moves.get(ply=1).seat
+    setup = client.get(f"/games/{game.pk}/replay/?ply=1&view=both").content.decode()
+    assert drawn_crates(setup, f"secret-{first}") == crate_cells(WAREHOUSES[first])
+    assert f'data-grid="secret-{1 - first}"' not in setup
 
 
 def test_maze_race_replays_the_whole_maze_or_one_runners_fog(client, make_user):
@@ -73,6 +82,11 @@ def test_maze_race_replays_the_whole_maze_or_one_runners_fog(client, make_user):
     assert "runner 2 is here" in whole.content.decode()
     assert "you are here" not in whole.content.decode()
     assert "where each runner is, runner 1 being the first" in whole.content.decode()
+    # One runner's fog is not the watcher's: "the runner", not "you".
+    one = fog.content.decode()
+    assert "the runner is here" in one and "the runner's path" in one
+    assert "The maze as far as this runner had seen it" in one
+    assert not re.search(r"\byou(r)?\b", one.split('id="maze-table"')[1].split("</table>")[0])
     last = client.get(f"/games/{game.pk}/replay/?ply={game.ply}&view=all").content.decode()
     assert "the runner placed 1 ends here" in last and "where each runner ended" in last
     start = client.get(f"/games/{game.pk}/replay/").content.decode()

@@ -119,7 +119,7 @@ def replay_context(game: Game, ply_text: str | None, view_key: str | None) -> di
         "result": result,
         "view": view,
         "ui": ui,
-        "board": ui.board(view, viewpoint.seat) if ui is not None else None,
+        "board": ui.board(view, viewpoint.seat, yours=False) if ui is not None else None,
         "viewpoints": viewpoints,
         "viewpoint": viewpoint,
         "base": base,

@@ -139,9 +139,12 @@ class GameUI:
     # The game page shows no move log (a race is hundreds of steps; the record has them).
     hide_log: bool = False
 
-    def board(self, view: JSON, viewer: int | None, draft: JSON | None = None) -> dict[str, Any]:
+    def board(
+        self, view: JSON, viewer: int | None, draft: JSON | None = None, *, yours: bool = True
+    ) -> dict[str, Any]:
         """Template context for the board, from the engine's view for this viewer only and
-        the viewer's own draft (see `draft_update`)."""
+        the viewer's own draft (see `draft_update`). `yours`: the person looking is that
+        viewer, so the board may say "you"; a replay from a seat's side is not."""
         raise NotImplementedError
 
     def parse_move(self, data: QueryDict, view: JSON) -> JSON:

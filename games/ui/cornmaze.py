@@ -329,7 +329,9 @@ class UI(GameUI):
     board_template = "games/boards/cornmaze.html"
     move_template = "games/forms/cornmaze_move.html"
 
-    def board(self, view: JSON, viewer: int | None, draft: JSON | None = None) -> dict[str, Any]:
+    def board(
+        self, view: JSON, viewer: int | None, draft: JSON | None = None, *, yours: bool = True
+    ) -> dict[str, Any]:
         size: int = view["size"]
         last = view.get("last") or {}
         chosen = self._chosen(view, viewer, draft)

@@ -96,7 +96,11 @@ def _walls(cells: dict[str, int]) -> str:
 
 
 def _table(
-    seen: dict[str, int], here: dict[str, list[str]], visited: set[str], exit_cell: str
+    seen: dict[str, int],
+    here: dict[str, list[str]],
+    visited: set[str],
+    exit_cell: str,
+    yours: bool,
 ) -> str:
     """The maze as a table for a screen reader, row by row: the open ways of every cell seen,
     fog for the others, where each runner is, the path walked. Built here, not in a template
@@ -116,7 +120,7 @@ def _table(
             if name == exit_cell:
                 words.append("exit")
             if name in visited:
-                words.append("your path")
+                words.append("your path" if yours else "the runner's path")
             words += here.get(name, [])
             cells.append(f"<td>{'; '.join(words)}</td>")
         rows.append(f'<tr><th scope="row">{r + 1}</th>{"".join(cells)}</tr>')
@@ -136,7 +140,9 @@ class UI(GameUI):
     hide_log = True  # a race is hundreds of steps; the record has them
     move_number_field = "step"  # the runner's own count of steps (engine.move_number)
 
-    def board(self, view: JSON, viewer: int | None, draft: JSON | None = None) -> dict[str, Any]:
+    def board(
+        self, view: JSON, viewer: int | None, draft: JSON | None = None, *, yours: bool = True
+    ) -> dict[str, Any]:
         """The maze as this viewer may see it: a runner's own seen cells and path during the
         race, nothing of the maze for a spectator, everything once the race is over."""
         over = view["over"]
@@ -205,7 +211,7 @@ class UI(GameUI):
             elif over:  # the whole maze in the middle of a replay: the runners in seat order
                 said = f"runner {seat + 1} is here"
             else:
-                said = "you are here"
+                said = "you are here" if yours else "the runner is here"
             here.setdefault(track["at"], []).append(said)
         hint = None
         if not over and draft and (draft.get("hint") or {}).get("steps") == view["steps"]:
@@ -229,7 +235,8 @@ class UI(GameUI):
             "margin": MARGIN,
             "cells": mark_safe("".join(cells)),  # each part is format_html's
             # Only fixed words and cell names: nothing to escape.
-            "table": mark_safe(_table(seen, here, visited, view["exit"])),
+            "table": mark_safe(_table(seen, here, visited, view["exit"], yours)),
+            "yours": yours,
             "walls": _walls(seen),
             "paths": paths,
             "runners": runners,

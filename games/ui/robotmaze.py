@@ -330,6 +330,10 @@ def board_html(
         seat, grid_id = grid["seat"], grid["id"]
         if grid["title"]:
             title = html.escape(grid["title"])
+        elif grid["kind"] == "secret":
+            title = f"{mark_html(seat)} {html.escape(name(seat))}'s secret warehouse"
+            if board["phase"] != "setup":
+                title += f", with {html.escape(name(grid['robot_seat']))}'s robot's run"
         else:
             title = (
                 f"{mark_html(seat)} {html.escape(name(seat))}'s robot in"
@@ -412,7 +416,9 @@ class UI(GameUI):
     board_template = "games/boards/robotmaze.html"
     move_template = "games/forms/robotmaze_move.html"
 
-    def board(self, view: JSON, viewer: int | None, draft: JSON | None = None) -> dict[str, Any]:
+    def board(
+        self, view: JSON, viewer: int | None, draft: JSON | None = None, *, yours: bool = True
+    ) -> dict[str, Any]:
         phase = view["phase"]
         robots = view["robots"]
         over = phase == "over"
@@ -437,7 +443,7 @@ class UI(GameUI):
                     # Without a title the template names the robot's and the warehouse's
                     # seats from the game's seat list.
                     "title": "Your robot in the other warehouse"
-                    if seat == viewer and not over
+                    if seat == viewer and not over and yours
                     else None,
                     "owner": owner,
                     "damage": robot["damage"],
@@ -453,26 +459,35 @@ class UI(GameUI):
                     "last": self._last_outcome(robot),
                 }
             )
-        if viewer is not None and not over and view["warehouses"][viewer] is not None:
-            # The viewer's own secret grid, with the other robot's run drawn on it.
-            other = robots[1 - viewer]
+        # The viewer's own secret grid, with the other robot's run drawn on it. With no viewer,
+        # in the set-up, the warehouses the view carries: a replay's, set up so far (the
+        # engine gives a spectator of a game none).
+        owners = [viewer] if viewer is not None and not over else []
+        if viewer is None and phase == "setup":
+            owners = [seat for seat in (0, 1) if view["warehouses"][seat] is not None]
+        for owner in owners:
+            if view["warehouses"][owner] is None:
+                continue
+            other = robots[1 - owner]
             grids.append(
                 {
                     "kind": "secret",
-                    "id": f"grid-secret-{viewer}",
-                    "seat": viewer,
-                    "robot_seat": 1 - viewer,
-                    # In the set-up, no robot has run yet.
-                    "title": "Your secret warehouse"
+                    "id": f"grid-secret-{owner}",
+                    "seat": owner,
+                    "robot_seat": 1 - owner,
+                    # In the set-up, no robot has run yet. Not yours: named by board_html.
+                    "title": None
+                    if not yours or owner != viewer
+                    else "Your secret warehouse"
                     if phase == "setup"
                     else "Your secret warehouse, with the other robot's run",
                     "damage": other["damage"],
                     "rows": _grid(
-                        crates=_crates(view["warehouses"][viewer]),
+                        crates=_crates(view["warehouses"][owner]),
                         found=set(other["crates"]),
                         path=other["visited"],
                         robot=other["at"] if phase != "setup" else None,
-                        robot_seat=1 - viewer,
+                        robot_seat=1 - owner,
                         walls=other["walls"],
                     ),
                     "last": self._last_outcome(other),
