@@ -54,9 +54,10 @@ def cell_name(cell: int) -> str:
 
 def parse_cell(name: str) -> int:
     """The cell number of a name such as `b1`; ValueError for anything else."""
-    if len(name) < 2 or name[0] not in COLUMNS or not name[1:].isdigit():
+    digits = name[1:]
+    if len(name) < 2 or name[0] not in COLUMNS or not (digits.isascii() and digits.isdigit()):
         raise ValueError(f"{name!r} is not a cell")
-    row = int(name[1:])
+    row = int(digits)
     if not 1 <= row <= SIZE or name[1] == "0":
         raise ValueError(f"{name!r} is not a cell")
     return (row - 1) * SIZE + COLUMNS.index(name[0])

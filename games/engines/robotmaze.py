@@ -48,9 +48,10 @@ def cell_name(row: int, col: int) -> str:
 
 def parse_cell(name: str) -> Cell:
     """ "A1" -> (0, 0); ValueError for anything that is not a cell of the grid."""
-    if len(name) < 2 or name[0] not in ROW_NAMES or not name[1:].isdigit():
+    digits = name[1:]
+    if len(name) < 2 or name[0] not in ROW_NAMES or not (digits.isascii() and digits.isdigit()):
         raise ValueError(f"{name!r} is not a cell")
-    col = int(name[1:]) - 1
+    col = int(digits) - 1
     if not 0 <= col < SIZE:
         raise ValueError(f"{name!r} is not a cell")
     return ROW_NAMES.index(name[0]), col

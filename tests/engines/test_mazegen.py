@@ -112,7 +112,8 @@ def test_cell_names() -> None:
     assert mazegen.cell_name(16) == "b2"
     for cell in range(CELLS):
         assert mazegen.parse_cell(mazegen.cell_name(cell)) == cell
-    for bad in ("", "a", "a0", "a16", "p1", "a01", "A1", "a1x"):
+    # Other scripts' digits too: int() reads "\uff11" (a full-width 1) and "\u0663" as 1 and 3.
+    for bad in ("", "a", "a0", "a16", "p1", "a01", "A1", "a1x", "a\uff11", "b\u0663", "a\u00b2"):
         with pytest.raises(ValueError):
             mazegen.parse_cell(bad)
 

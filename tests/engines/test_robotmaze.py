@@ -207,7 +207,8 @@ def test_random_warehouses_are_legal_and_differ() -> None:
 def test_cells() -> None:
     assert rm.cell_name(0, 0) == "A1" and rm.cell_name(9, 9) == "J10"
     assert rm.parse_cell("J10") == (9, 9) and rm.parse_cell("C4") == (2, 3)
-    for bad in ("K1", "A0", "A11", "A", "", "a1", "A1x"):
+    # Other scripts' digits too: int() reads "\uff11" (a full-width 1) and "\u0663" as 1 and 3.
+    for bad in ("K1", "A0", "A11", "A", "", "a1", "A1x", "A\uff11", "B\u0663", "A\u00b2"):
         with pytest.raises(ValueError):
             rm.parse_cell(bad)
 
