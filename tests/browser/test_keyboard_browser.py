@@ -150,6 +150,11 @@ def test_a_robot_maze_race_by_keyboard(page_for, live_server, transactional_db):
     page.keyboard.press("ArrowRight")
     page.keyboard.press("ArrowDown")
     assert focused(page) == "toggle-B2"
+    # Its focus ring is drawn over the cells around it, which used to hide its right and
+    # bottom edges: the focused cell is stacked above them.
+    stacked = "b => [getComputedStyle(b.closest('td')).zIndex, getComputedStyle(b).outlineStyle]"
+    assert page.locator("#toggle-B2").evaluate(stacked) == ["1", "solid"]
+    assert page.locator("#toggle-B3").evaluate(stacked) == ["auto", "none"]
     page.keyboard.press("Enter")
     expect(page.locator("#crate-count")).to_have_text("1 of 20 crates")
     expect(page.locator("#toggle-B2")).to_have_attribute("aria-pressed", "true")
