@@ -19,7 +19,7 @@ from games.engines import cornmaze, robotmaze
 from games.models import Game
 from games.play import core
 from games.ui.cornmaze import preview
-from games.ui.robotmaze import program_plan
+from games.ui.robotmaze import plan_lines, program_plan
 from tests.conftest import seat_user, to_move
 from tests.test_robotmaze_site import WAREHOUSES, play, set_up
 
@@ -243,3 +243,19 @@ def test_a_robot_plan_is_the_real_run_up_to_the_first_cell_not_known(
         assert planned == happened
     else:
         assert len(plan) == len(real)
+
+
+def test_a_robot_plan_that_reaches_the_exit_says_the_rest_is_not_run() -> None:
+    """R four times from J7: three moves reach J10 and the fourth is never run; the plan said
+    "4 moves" over three lines and did not say why."""
+    robot = {"at": "J7", "damage": 0, "visited": ["A1"], "crates": [], "walls": []}
+    lines = plan_lines(program_plan(robot, "R", 4), 0, planned=4)
+    assert lines == [
+        "Right: J7 to J8: not known yet",
+        "Right: J8 to J9: not known yet",
+        "Right: J9 to J10: not known yet, the exit",
+        "The robot would be out at J10: the last move is not run.",
+    ]
+    two_short = plan_lines(program_plan(robot, "RR", 4), 0, planned=8)
+    assert two_short[-1] == "The robot would be out at J10: the last 5 moves are not run."
+    assert plan_lines(program_plan(robot, "R", 3), 0, planned=3)[-1].endswith("the exit")

@@ -156,8 +156,9 @@ def program_plan(robot: JSON, program: str, runs: int) -> list[JSON]:
     return steps
 
 
-def plan_lines(steps: list[JSON], damage_before: int) -> list[str]:
-    """The plan in words, as `outcome_lines` says what happened."""
+def plan_lines(steps: list[JSON], damage_before: int, planned: int) -> list[str]:
+    """The plan in words, as `outcome_lines` says what happened; `planned`: the program's
+    moves, of which the steps may be fewer (the robot out, or broken down, before the end)."""
     lines = []
     damage = damage_before
     for step in steps:
@@ -175,8 +176,12 @@ def plan_lines(steps: list[JSON], damage_before: int) -> list[str]:
         if step["to"] == rules.EXIT and step["result"] != "crate":
             line += ", the exit"
         lines.append(line)
+    left = planned - len(steps)
+    rest = "the last move is not run" if left == 1 else f"the last {left} moves are not run"
     if damage >= rules.MAX_DAMAGE:
         lines.append(f"The robot would break down ({rules.MAX_DAMAGE} damage).")
+    elif left > 0:
+        lines.append(f"The robot would be out at {rules.EXIT}: {rest}.")
     return lines
 
 
@@ -529,7 +534,9 @@ class UI(GameUI):
             robot = view["robots"][viewer]
             program["text"] = program_text(chosen, program["runs"])
             program["plan"] = program_plan(robot, chosen, program["runs"])
-            program["plan_lines"] = plan_lines(program["plan"], robot["damage"])
+            program["plan_lines"] = plan_lines(
+                program["plan"], robot["damage"], len(chosen) * program["runs"]
+            )
             program["guessing"] = any(s["result"] == "unknown" for s in program["plan"])
         return program
 
