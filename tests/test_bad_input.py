@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from games.accounts import profiles
 from games.accounts.guests import guest_create
-from games.archive.records import record_build, record_verify
+from games.archive.records import clock_events_problems, record_build, record_verify
 from games.chat import service as chat
 from games.models import (
     ChatMessage,
@@ -364,6 +364,42 @@ def test_bad_clock_input_gets_a_sentence_and_changes_nothing(make_cornmaze) -> N
 
 
 # --- challenges, invites and rematches: refused with a sentence, nothing changed ----------
+
+
+def test_a_player_out_of_the_game_cannot_give_time(make_cornmaze) -> None:
+    """Three players; one who is not to move resigns and is out, while the others play on.
+    A gift of time from that seat is refused by the site, and a record with one does not
+    check out (both used to take it)."""
+    game = make_cornmaze(seats=3)
+    game.refresh_from_db()
+    mover = next(s for s in game.seats.order_by("index") if s.deadline is not None)
+    out = next(s for s in game.seats.order_by("index") if s.deadline is None)
+    assert out.user is not None
+    core.game_resign(game_id=game.pk, user=out.user)
+    game.refresh_from_db()
+    assert game.status == "active" and out.index in game.state["dropped"]
+    before = Game.objects.values_list("clock_events", "version").get(pk=game.pk)
+    response = signed_in(out.user).post(
+        reverse("game_give_time", args=[game.pk]), {"seat": str(mover.index)}, **HTMX
+    )
+    assert response.status_code == 409
+    assert "You are out of this game: you cannot give time." in response.content.decode()
+    assert Game.objects.values_list("clock_events", "version").get(pk=game.pk) == before
+
+    record = record_build(game, viewer_seat=None)
+    record["clock_events"] = [
+        {
+            "at": record["moves"][-1]["at"],
+            "seat": mover.index,
+            "kind": "gift",
+            "by": out.index,
+            "ply": game.ply,
+            "days": 1,
+        }
+    ]
+    assert clock_events_problems(record, 3) == [
+        f"Clock event 1: a gift of time from seat {out.index}, who was out of the game."
+    ]
 
 
 def test_bad_challenges_answers_and_rematches_are_refused_and_change_nothing(

@@ -280,8 +280,9 @@ def _instant(value: Any) -> datetime | None:
 
 def clock_events_problems(record: JSON, seats: int) -> list[str]:
     """What is wrong with a record's `clock_events` (none in an older record), replayed beside
-    its moves: each an object with `at`, `seat` and `kind`; a gift is from another seat (`by`),
-    in a turn the moves reach (`ply`), at most one from a seat in each turn; a vacation ends
+    its moves: each an object with `at`, `seat` and `kind`; a gift is from another seat (`by`)
+    still in the game, in a turn the moves reach (`ply`), at most one from a seat in each
+    turn; a vacation ends
     only after it started, and no seat timed out while on vacation (a vacation stops every
     clock of its player)."""
     events = record.get("clock_events", [])
@@ -290,6 +291,12 @@ def clock_events_problems(record: JSON, seats: int) -> list[str]:
     problems: list[str] = []
     gifts: set[tuple[Any, Any]] = set()
     plies = len(record["moves"])
+    # seat -> the ply of its resignation or timeout, after which it has no turn to give in
+    left_at = {
+        entry["seat"]: entry["ply"]
+        for entry in record["moves"]
+        if entry["move"].get("resign") or entry["move"].get("timeout")
+    }
     # seat -> [start, end) of each vacation
     vacations: dict[int, list[list[datetime]]] = {}
     for i, event in enumerate(events, start=1):
@@ -309,6 +316,10 @@ def clock_events_problems(record: JSON, seats: int) -> list[str]:
                 problems.append(f"Clock event {i}: a gift of time is from another seat.")
             elif not _is_int(ply) or not 0 <= ply <= plies:
                 problems.append(f"Clock event {i}: the gift is in no turn of the game.")
+            elif by in left_at and ply >= left_at[by]:
+                problems.append(
+                    f"Clock event {i}: a gift of time from seat {by}, who was out of the game."
+                )
             elif (by, ply) in gifts:
                 problems.append(f"Clock event {i}: a second gift from seat {by} in one turn.")
             else:

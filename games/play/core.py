@@ -681,6 +681,9 @@ def time_give(*, game_id: int, user: User, seat_index: int) -> Seat:
             raise GameError("A live Maze Race keeps its own clock: no time can be given.")
         if game.status != Game.Status.ACTIVE:
             raise GameError("The game is not in progress: no clock is running.")
+        assert game.state is not None  # a game in progress has one
+        if giver.index in get_engine(game.kind).view(game.state, None).get("dropped", []):
+            raise GameError("You are out of this game: you cannot give time.")
         seat = next((s for s in seats if s.index == seat_index), None)
         if seat is None:
             raise GameError("There is no such seat in this game.")
