@@ -121,6 +121,17 @@ class Game(models.Model):
     def is_over(self) -> bool:
         return self.status in {self.Status.FINISHED, self.Status.ABORTED}
 
+    def departures(self) -> list[tuple[int, str]]:
+        """(seat, "resign" or "timeout") of each seat that left the game, in the order they
+        left (one query)."""
+        left = self.moves.filter(
+            models.Q(move__has_key="resign") | models.Q(move__has_key="timeout")
+        )
+        return [
+            (seat, "resign" if move.get("resign") else "timeout")
+            for seat, move in left.order_by("ply").values_list("seat", "move")
+        ]
+
     @property
     def clock_duration(self) -> timedelta | None:
         return Clock.duration(self.clock)

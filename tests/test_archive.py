@@ -175,7 +175,7 @@ def test_finished_and_aborted_games_newest_first_and_nothing_running(client, mak
     assert running.pk not in ids(response)
     page = response.content.decode()
     row = page.split(f'id="game-{played.pk}"')[1].split("</tr>")[0]
-    assert "reached the exit" in row and "1st" in row and "2nd" in row
+    assert "reached the right edge" in row and "1st" in row and "2nd" in row
     assert f">{played.ply}<" in row
     assert f'href="/games/{played.pk}/replay/"' in row
     finished = played.finished_at.isoformat()
@@ -187,7 +187,7 @@ def test_finished_and_aborted_games_newest_first_and_nothing_running(client, mak
 @pytest.mark.parametrize(
     ("reason", "words"),
     [
-        ("exit", "reached the exit"),
+        ("exit", "reached the right edge"),  # a Corn maze's; a Maze Race's is its exit
         ("damage", "robot broke down"),
         ("timeout", "out of time"),
         ("resign", "resignation"),
@@ -422,7 +422,7 @@ def test_the_archive_feed_is_atom_with_an_entry_per_game(client, mixed):
     assert first.find(f"{ATOM}id").text.startswith("http")
     datetime.fromisoformat(first.find(f"{ATOM}updated").text)
     assert "ann vs bob" in first.find(f"{ATOM}title").text
-    assert "reached the exit" in first.find(f"{ATOM}summary").text
+    assert "reached the right edge" in first.find(f"{ATOM}summary").text
     # With the archive's filters.
     robots = ET.fromstring(client.get("/archive/feed/?game=robotmaze").content)
     assert len(robots.findall(f"{ATOM}entry")) == 2

@@ -124,7 +124,7 @@ def test_the_page_steps_through_the_moves(client, finished):
     assert f'href="{url}?ply=1"' in page and f'href="{url}?ply=3"' in page
     # The end shows the result; out-of-range plies are clamped.
     end = client.get(f"{url}?ply=999").content.decode()
-    assert f'data-ply="{finished.ply}"' in end and "wins: reached the exit" in end
+    assert f'data-ply="{finished.ply}"' in end and "wins: reached the right edge" in end
     far = client.get(f"{url}?ply={'9' * 40}").content.decode()
     assert f'data-ply="{finished.ply}"' in far
     assert 'data-step="next" aria-disabled="true"' in end

@@ -8,8 +8,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 import time_machine
+from django.core import mail
 from django.db import connection, connections
 from django.db.models import Q
+from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from games.mail import outbox
@@ -80,6 +82,41 @@ def test_in_a_corn_maze_of_three_the_seat_that_runs_out_is_dropped_and_play_goes
     assert game.status == Game.Status.FINISHED
     (winner,) = {0, 1, 2} - {dropped, following}
     assert Seat.objects.get(game=game, index=winner).place == 1
+
+
+@pytest.mark.django_db
+def test_players_who_left_in_different_ways_are_each_named_as_they_left() -> None:
+    """Of three, one resigns and then another runs out of time: the page, the game-over mail
+    and the replay say who did which (they said "the others ran out of time", and the mail
+    named only the last to leave)."""
+    with time_machine.travel(START, tick=False):
+        game = make_game(make_player(), make_player(), make_player())
+        play_one(game)
+        late = to_move(game)
+        (quitter,) = {1, 2, 0} - {late, game.moves.get().seat}
+        core.game_resign(game_id=game.pk, user=Seat.objects.get(game=game, index=quitter).user)
+    with time_machine.travel(LATE, tick=False):
+        assert sweeps.deadlines_sweep() == 1
+    game.refresh_from_db()
+    assert (game.status, game.result_reason) == (Game.Status.FINISHED, "timeout")
+    seats = list(game.seats.order_by("index"))
+    names = {s.index: s.name for s in seats}
+    (winner,) = [s for s in seats if s.place == 1]
+    how = f"{names[quitter]} resigned and {names[late]} ran out of time"
+    page = Client().get(game.get_absolute_url()).content.decode()
+    assert f"{names[winner.index]} wins</strong> ({how})." in page
+    rows = Outbox.objects.filter(game=game, kind="game_over")
+    with time_machine.travel(LATE + timedelta(minutes=5), tick=False):
+        sent = {row.seat: outbox.outbox_send(outbox_id=row.pk) for row in rows}
+    assert sent == {0: "sent", 1: "sent", 2: "sent"}
+    bodies = {m.to[0]: m.body for m in mail.outbox}
+    assert f"{names[winner.index]} won ({how})." in bodies[winner.user.email]
+    assert (
+        f"{names[winner.index]} won (you resigned and {names[late]} ran out of time)."
+        in bodies[seats[quitter].user.email]
+    )
+    replay = Client().get(f"/games/{game.pk}/replay/?ply={game.ply}").content.decode()
+    assert f"Move {game.ply} of {game.ply}: {names[late]} ran out of time." in replay
 
 
 @pytest.mark.django_db

@@ -232,7 +232,7 @@ class Row:
             status=status,
             # [index, bot, place, username, kept for], in no set order on SQLite.
             seats=[_seat_row(*seat) for seat in sorted(json.loads(seats))] if seats else [],
-            ending=ending(reason, ply=ply),
+            ending=ending(reason, ply=ply, kind=kind),
             moves=ply,
             finished_at=at,
             finished_iso=at.isoformat() if at else "",

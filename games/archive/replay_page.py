@@ -72,17 +72,19 @@ def replay_context(game: Game, ply_text: str | None, view_key: str | None) -> di
         caption = f"The start. {names.get(first, f'Seat {first + 1}')} moves first."
     else:
         m = moves[ply - 1]
-        caption = (
-            f"Move {ply} of {last}: {names.get(m.seat, f'Seat {m.seat + 1}')} "
-            f"played {engine.notation(m.move, m.outcome)}."
-        )
+        name = names.get(m.seat, f"Seat {m.seat + 1}")
+        if m.move.get("resign") or m.move.get("timeout"):
+            what = wording.departed(name, "resign" if m.move.get("resign") else "timeout")
+        else:
+            what = f"{name} played {engine.notation(m.move, m.outcome)}"
+        caption = f"Move {ply} of {last}: {what}."
     winners = [s.name for s in seats if s.place == 1]
     if game.status == Game.Status.ABORTED:
         result = wording.aborted_text(
             game.result_reason, live_race=game.clock == Clock.LIVE, ply=game.ply
         )
     else:
-        result = f"{wording.ending(game.result_reason)}."
+        result = f"{wording.ending(game.result_reason, kind=game.kind)}."
         if game.status == Game.Status.FINISHED and winners:
             result = f"{' and '.join(winners)} {'win' if len(winners) > 1 else 'wins'}: {result}"
     return {

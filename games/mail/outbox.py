@@ -326,14 +326,12 @@ def _result(game: Game, seats: list[Seat], mine: Seat) -> dict[str, Any]:
             ),
         }
     winners = [s.name for s in seats if s.place == 1]
-    last = game.moves.order_by("-ply").first()
     how = ""
-    if last is not None and last.move.get("timeout"):
-        how = wording.ran_out(_seat_name(seats, last.seat, mine))
-    elif last is not None and last.move.get("resign"):
-        how = wording.resigned(_seat_name(seats, last.seat, mine))
+    if game.result_reason in {"resign", "timeout"}:
+        left = [(_seat_name(seats, seat, mine), how) for seat, how in game.departures()]
+        how = wording.departures_text(left) if left else ""
     elif game.result_reason == "exit":
-        how = wording.WINNER_OUT
+        how = wording.winner_out(game.kind)
     if mine.place == 1:
         outcome = "you won"
     elif mine.place is None:

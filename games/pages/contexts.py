@@ -303,9 +303,7 @@ def game_context(
         "clock_events": [text for _, text in clock_events] if ui.hide_log else [],
         "polling": not game.is_over,
         "rated_text": wording.rated_text(game),
-        "result_text": wording.result_text(
-            game.result_reason, [s.name for s in seats if s.place is not None and s.place != 1]
-        ),
+        "result_text": _result_text(game, seats),
         **extra,
     }
     if out:
@@ -320,6 +318,16 @@ def game_context(
                 polling=True, poll_every=settings.REMATCH_POLL_EVERY, rematch_wait_until=until
             )
     return context
+
+
+def _result_text(game: Game, seats: list[Seat]) -> str:
+    """After who won: how. Where several left by resigning or on time, each is named as they
+    left (one more query, for those games only)."""
+    losers = [s.name for s in seats if s.place is not None and s.place != 1]
+    if len(losers) > 1 and game.result_reason in {"resign", "timeout"}:
+        names = {s.index: s.name for s in seats}
+        return wording.departures_text([(names[seat], how) for seat, how in game.departures()])
+    return wording.result_text(game.result_reason, losers, game.kind)
 
 
 def challenge_context(

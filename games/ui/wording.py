@@ -23,7 +23,6 @@ def steps_apart(kind: str) -> bool:
 # From Game.result_reason, as the archive, the replay and the feeds say it. Engines may add
 # reasons; an unknown one is shown as it is.
 ENDINGS = {
-    "exit": "reached the exit",
     "damage": "robot broke down",
     "timeout": "out of time",
     "resign": "resignation",
@@ -35,17 +34,18 @@ ENDINGS = {
 SET_UP_UNFINISHED_ENDING = "set-up not finished, no result"
 
 
-def ending(reason: str, *, ply: int = 0) -> str:
+def ending(reason: str, *, ply: int = 0, kind: str = "") -> str:
     """`ply`: the game's moves. A game aborted by its clock with moves made is a Robot Maze
     Race whose set-up did not finish (set-up moves do not start the play)."""
     if reason == "aborted" and ply:
         return SET_UP_UNFINISHED_ENDING
+    if reason == "exit":
+        return reached(kind)
     return ENDINGS.get(reason, reason.replace("_", " ") or "unknown")
 
 
 # After who won, on the game page: "alice wins (the others resigned)".
 RESULT_TEXT = {
-    "exit": "reached the exit",
     "timeout": "the others ran out of time",
     "resign": "the others resigned",
     "damage": "the other robot broke down",
@@ -59,11 +59,18 @@ LOSER_TEXT = {
 }
 
 
-def result_text(reason: str, losers: Sequence[str]) -> str:
+def result_text(reason: str, losers: Sequence[str], kind: str = "") -> str:
     """How a finished game ended, after who won, given the names of those who lost."""
     if len(losers) == 1 and reason in LOSER_TEXT:
         return LOSER_TEXT[reason].format(losers[0])
+    if reason == "exit":
+        return reached(kind)
     return RESULT_TEXT.get(reason, reason)
+
+
+def reached(kind: str) -> str:
+    """What a winner by "exit" did: a Corn maze has its right edge, the others an exit."""
+    return "reached the right edge" if kind == "cornmaze" else "reached the exit"
 
 
 def ran_out(name: str) -> str:
@@ -74,7 +81,21 @@ def resigned(name: str) -> str:
     return f"{name} resigned"
 
 
-WINNER_OUT = "the winner reached the exit"  # a "game over" mail, after who won
+def departed(name: str, how: str) -> str:
+    """A seat's leaving move: `how` is "resign" or "timeout" (Game.departures)."""
+    return resigned(name) if how == "resign" else ran_out(name)
+
+
+def departures_text(left: Sequence[tuple[str, str]]) -> str:
+    """Who left and how, in order: "bob resigned and carol ran out of time"."""
+    parts = [departed(name, how) for name, how in left]
+    return " and ".join([", ".join(parts[:-1]), parts[-1]] if len(parts) > 1 else parts)
+
+
+def winner_out(kind: str) -> str:
+    """A "game over" mail's how, after who won, when the winner got there."""
+    return f"the winner {reached(kind)}"
+
 
 # How each runner of a race left the maze (the race's results).
 HOW_OUT = {"exit": "got out", "resign": "resigned", "timeout": "ran out of time"}
