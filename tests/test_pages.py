@@ -120,7 +120,14 @@ def test_resign_through_htmx_is_asked_in_the_page(make_cornmaze):
     client_for(seat_user(game, 1)).post(reverse("game_resign", args=[game.pk]), **HTMX)
     game.refresh_from_db()
     assert 1 in game.state["dropped"]
+    # With one other player left in the game, resigning ends it (the page used to say the
+    # others play on, counting the one who had resigned).
     asked = client_for(seat_user(game, 2)).get(reverse("game_resign", args=[game.pk]))
+    winner = game.seats.get(index=0).name
+    assert f"You lose the game: {winner} wins." in asked.content.decode()
+    four = make_cornmaze(seats=4)
+    client_for(seat_user(four, 1)).post(reverse("game_resign", args=[four.pk]), **HTMX)
+    asked = client_for(seat_user(four, 2)).get(reverse("game_resign", args=[four.pk]))
     assert "You leave the game: your marker leaves the board" in asked.content.decode()
 
 

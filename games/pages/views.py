@@ -477,7 +477,8 @@ def _resign_confirm(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     mine = next((s for s in seats if s.user_id == request.user.pk), None)
     if mine is None or game.status != Game.Status.ACTIVE:
         return _refused(request, game_id, "You have no seat in a game in progress here.")
-    others = [s.name for s in seats if s != mine]
+    out = core.seats_out(game)
+    others = [s.name for s in seats if s != mine and s.index not in out]
     return render(
         request,
         "games/resign_confirm.html",

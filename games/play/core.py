@@ -666,6 +666,13 @@ def seat_deadline_move(*, game_id: int, seat_index: int, deadline: datetime) -> 
 # --- give time ----------------------------------------------------------------------------------
 
 
+def seats_out(game: Game) -> set[int]:
+    """The seats out of a game that goes on without them (a Corn maze's dropped seats)."""
+    if game.state is None:
+        return set()
+    return set(get_engine(game.kind).view(game.state, None).get("dropped", []))
+
+
 def time_give(*, game_id: int, user: User, seat_index: int) -> Seat:
     """The player gives the opponent in `seat_index` one more day on the clock of the turn it
     is playing (`deadlines.GIFT`, counted by that seat's clock), at most once in each turn of
@@ -681,8 +688,7 @@ def time_give(*, game_id: int, user: User, seat_index: int) -> Seat:
             raise GameError("A live Maze Race keeps its own clock: no time can be given.")
         if game.status != Game.Status.ACTIVE:
             raise GameError("The game is not in progress: no clock is running.")
-        assert game.state is not None  # a game in progress has one
-        if giver.index in get_engine(game.kind).view(game.state, None).get("dropped", []):
+        if giver.index in seats_out(game):
             raise GameError("You are out of this game: you cannot give time.")
         seat = next((s for s in seats if s.index == seat_index), None)
         if seat is None:
