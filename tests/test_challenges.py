@@ -25,7 +25,7 @@ from games.mail import outbox, preferences
 from games.models import Game, Move, Outbox, PlayerResult, Seat
 from games.play import challenges, core, sweeps
 from tests.conftest import FIXED_SEED, a_legal_move, play_to_the_end, seat_user, to_move
-from tests.worker_fixtures import make_player
+from tests.worker_fixtures import make_game, make_player
 
 ATOM = "{http://www.w3.org/2005/Atom}"
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("queued")]
@@ -353,6 +353,21 @@ def test_a_rematch_turns_the_seats_copies_the_options_and_starts_when_all_accept
     challenges.challenge_accept(game_id=rematch.pk, user=players[2])
     rematch.refresh_from_db()
     assert rematch.status == Game.Status.ACTIVE
+
+
+def test_a_rematch_mail_names_the_game_it_replays() -> None:
+    """ "A rematch of your last Corn maze" was wrong once the player had played another since:
+    the mail names the game."""
+    game = play_to_the_end(make_game(make_player(), make_player()))
+    offerer, other = seat_user(game, 0), seat_user(game, 1)
+    rematch = challenges.rematch_offer(game_id=game.pk, user=offerer)
+    (row,) = Outbox.objects.filter(game=rematch, kind="challenge")
+    assert row.user_id == other.pk
+    assert outbox.outbox_send(outbox_id=row.pk) == "sent"
+    (message,) = mail.outbox
+    said = f"offers you a rematch of Corn maze #{game.pk}, the same game"
+    assert f"{offerer.get_username()} {said}" in message.body
+    assert f"<strong>{offerer.get_username()}</strong> {said}" in message.alternatives[0][0]
 
 
 def test_a_rematch_keeps_the_clock_options_and_whether_the_game_is_rated() -> None:

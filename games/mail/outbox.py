@@ -273,6 +273,7 @@ def _context(row: Outbox, user: Any) -> dict[str, Any] | None:
     if row.kind == Kind.CHALLENGE:
         context["challenger"] = game.created_by.get_username() if game.created_by else "Someone"
         context["rematch"] = game.rematch_of_id is not None
+        context["rematch_of"] = game.rematch_of_id
         context["clock"] = wording.clock_words(game.kind, game.clock_duration)
     elif row.kind == Kind.DROPPED:
         context["out_of_time"] = wording.out_of_time(game.kind, len(seats))
