@@ -265,6 +265,20 @@ def test_automatic_vacation_instead_of_a_timeout_one_mail_then_the_seat_times_ou
     assert record_verify(json.loads(json.dumps(record))) == []
 
 
+def test_a_game_nobody_has_moved_in_is_aborted_rather_than_held_by_a_vacation() -> None:
+    """The rules abort a game in which nobody has moved when the first clock runs out: an
+    automatic vacation, which would hold it open for two weeks, does not come first."""
+    with time_machine.travel(START, tick=False):
+        game = make_game(make_player(automatic_vacation=True), make_player(automatic_vacation=True))
+    with time_machine.travel(START + CLOCK + timedelta(seconds=5), tick=False):
+        assert sweeps.deadlines_sweep() == 1
+    game.refresh_from_db()
+    assert (game.status, game.ply) == (Game.Status.ABORTED, 0)
+    assert not Vacation.objects.filter(was_automatic=True).exists()
+    assert not Outbox.objects.filter(kind=Outbox.Kind.VACATION).exists()
+    assert game.clock_events == []
+
+
 def test_one_automatic_vacation_covers_every_clock_that_ran_out_in_the_same_sweep() -> None:
     with time_machine.travel(START, tick=False):
         eve = make_player(automatic_vacation=True)
@@ -287,11 +301,13 @@ def test_one_automatic_vacation_covers_every_clock_that_ran_out_in_the_same_swee
 
 def automatic_vacation_of_the_seat_to_move(bank: int = 0) -> tuple[Game, int, datetime]:
     """A game whose seat to move ran out of time at the returned instant, and went on an
-    automatic vacation of its player's 14 days instead of timing out."""
+    automatic vacation of its player's 14 days instead of timing out. (Its first move is
+    made: a game nobody has moved in is aborted instead.)"""
     with time_machine.travel(START, tick=False):
         ann = make_player(automatic_vacation=True)
         bob = make_player(automatic_vacation=True)
         game = banked_game(ann, bob, bank=bank)
+        play_one(game)
         late = to_move(game)
         deadline = deadline_of(game, late)
     assert deadline is not None
@@ -342,6 +358,7 @@ def test_back_early_never_gives_more_time_than_the_vacation_would_have() -> None
     with time_machine.travel(START, tick=False):
         ann, bob = make_player(automatic_vacation=True), make_player(automatic_vacation=True)
         game = make_game(ann, bob)
+        play_one(game)
         late = to_move(game)
         player = seat_user(game, late)
         Vacation.objects.update_or_create(user=player, defaults={"days_left": 1})

@@ -352,12 +352,15 @@ def seats_time_out(expired: Sequence[tuple[Game, int]]) -> int:
         seat = seats[game_id][index]
         if seat.deadline is None or seat.deadline > now:
             continue
+        # A game nobody has played in yet is aborted, as the rules say, before any automatic
+        # vacation could hold it open.
+        if not _play_started(game):
+            done += 1
+            endings.append(Ending(game, seats[game_id], now, "aborted", None))
+            continue
         if vacations.automatic_vacation(game=game, seat=seat, now=now):
             continue  # its deadline moved past the vacation
         done += 1
-        if not _play_started(game):
-            endings.append(Ending(game, seats[game_id], now, "aborted", None))
-            continue
         record, result = _move_apply(
             game, seat, move_number(game, index), {"timeout": True}, by_site=True, now=now
         )
