@@ -360,6 +360,26 @@ document.documentElement.classList.add("js"); // what only a page without JavaSc
   document.addEventListener("htmx:afterSettle", rove);
 })();
 
+// A keyboard user whose button went with the swap (a move played, a warehouse set up: the form
+// is gone until the next turn) goes on from the game's status line, not from the page's top.
+(function () {
+  var refocus = false;
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    var game = document.getElementById("game");
+    var active = document.activeElement;
+    refocus = event.detail.requestConfig.verb === "post" && !!game && !!active &&
+      active !== document.body && game.contains(active);
+  });
+  document.addEventListener("htmx:afterSettle", function () {
+    if (!refocus) return;
+    refocus = false;
+    var active = document.activeElement;
+    if (active && active !== document.body) return;
+    var status = document.getElementById("status");
+    if (status) status.focus();
+  });
+})();
+
 // Live races by Server-Sent Events (mazesite/events.py). While the game's stream (its
 // data-events) is open, its poll is held back: a spectator is sent the spectator's board, a
 // runner is told the race moved and fetches its own board. When the stream fails (no events

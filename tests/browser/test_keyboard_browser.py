@@ -168,6 +168,8 @@ def test_a_robot_maze_race_by_keyboard(page_for, live_server, transactional_db):
     tab_to(page, "#play")
     page.keyboard.press("Enter")
     expect(page.locator(".warehouse-editor")).to_have_count(0)
+    # The button went with the editor: the keyboard goes on from the status line.
+    expect(page.locator("#status")).to_be_focused()
 
     game.refresh_from_db()
     core.move_submit(
