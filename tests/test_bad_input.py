@@ -42,6 +42,7 @@ from games.web.inputs import ascii_int
 from games.web.middleware import MAX_CHARS
 from tests.conftest import FIXED_SEED, play_to_the_end, seat_user
 from tests.test_archive import play_out
+from tests.test_mazerace_site import make_race
 from tests.test_robotmaze_site import WAREHOUSES
 
 pytestmark = pytest.mark.django_db
@@ -400,6 +401,23 @@ def test_a_player_out_of_the_game_cannot_give_time(make_cornmaze) -> None:
     assert clock_events_problems(record, 3) == [
         f"Clock event 1: a gift of time from seat {out.index}, who was out of the game."
     ]
+
+
+def test_a_runner_out_of_a_slow_race_cannot_give_time() -> None:
+    """A slow Maze Race goes on after a runner resigns: that runner gives no more time, and
+    gets no button for it (a gift from it made the site's own record fail its check)."""
+    race = make_race(3, clock="P3D")
+    quitter = race.seats.get(index=0).user
+    core.game_resign(game_id=race.pk, user=quitter)
+    race.refresh_from_db()
+    assert race.status == "active"
+    client = signed_in(quitter)
+    page = client.get(race.get_absolute_url()).content.decode()
+    assert 'class="give-time"' not in page and "one more day" not in page
+    response = client.post(reverse("game_give_time", args=[race.pk]), {"seat": "1"}, **HTMX)
+    assert response.status_code == 409
+    assert "You are out of this game: you cannot give time." in response.content.decode()
+    assert Game.objects.get(pk=race.pk).clock_events == []
 
 
 def test_bad_challenges_answers_and_rematches_are_refused_and_change_nothing(

@@ -17,6 +17,7 @@ from django.test.utils import CaptureQueriesContext
 from games.mail import outbox
 from games.models import Game, Move, Outbox, Reminder, Seat
 from games.play import core, sweeps
+from tests.test_mazerace_site import make_race
 from tests.worker_fixtures import Queued, make_game, make_player, play_one, to_move
 
 # Ahead of the real clock, so that nothing is overdue by accident outside time travel.
@@ -117,6 +118,28 @@ def test_players_who_left_in_different_ways_are_each_named_as_they_left() -> Non
     )
     replay = Client().get(f"/games/{game.pk}/replay/?ply={game.ply}").content.decode()
     assert f"Move {game.ply} of {game.ply}: {names[late]} ran out of time." in replay
+
+
+@pytest.mark.django_db
+def test_a_slow_race_names_both_runners_as_they_left_on_its_page_and_in_its_mail() -> None:
+    """Of two runners, one resigns and the other's clock runs out: the page used to name only
+    one of them, and not as the mail did."""
+    with time_machine.travel(START, tick=False):
+        race = make_race(2, clock="P3D")
+        quitter = Seat.objects.get(game=race, index=0)
+        core.game_resign(game_id=race.pk, user=quitter.user)
+    with time_machine.travel(LATE, tick=False):
+        assert sweeps.deadlines_sweep() == 1
+    race.refresh_from_db()
+    assert (race.status, race.result_reason) == (Game.Status.FINISHED, "timeout")
+    names = [s.name for s in race.seats.order_by("index")]
+    how = f"{names[0]} resigned and {names[1]} ran out of time"
+    page = Client().get(race.get_absolute_url()).content.decode()
+    assert f"</strong> ({how})." in page
+    row = Outbox.objects.get(game=race, kind="game_over", seat=1)
+    with time_machine.travel(LATE + timedelta(minutes=5), tick=False):
+        assert outbox.outbox_send(outbox_id=row.pk) == "sent"
+    assert f"won ({names[0]} resigned and you ran out of time)." in mail.outbox[-1].body
 
 
 @pytest.mark.django_db

@@ -119,6 +119,11 @@ class Engine:
         live race step: its landing time as `now_ms`). By default the move as shown."""
         return move
 
+    def seats_left(self, state: JSON) -> list[int]:
+        """The seats that left a game that goes on without them, by resigning or on time:
+        they have no more say in it (they give no time). By default none: leaving ends it."""
+        return []
+
     def play_started(self, state: JSON, ply: int) -> bool:
         """Whether a real move has been made (set-up moves are not one); a game timed out
         before that is aborted. By default any move counts."""

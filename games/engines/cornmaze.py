@@ -532,5 +532,8 @@ class Rules(Engine):
     result = staticmethod(result)
     notation = staticmethod(notation)
 
+    def seats_left(self, state: JSON) -> list[int]:
+        return list(state["dropped"])
+
 
 ENGINE = Rules()

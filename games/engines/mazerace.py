@@ -422,6 +422,13 @@ class Rules(Engine):
     deadline_ms = staticmethod(deadline_ms)
     close = staticmethod(close)
 
+    def seats_left(self, state: JSON) -> list[int]:
+        return [
+            seat
+            for seat, runner in enumerate(state["runners"])
+            if runner["out"] in {"resign", "timeout"}
+        ]
+
     def move_number(self, state: JSON, seat: int, ply: int) -> int:
         return move_number(state, seat)
 

@@ -222,8 +222,9 @@ def game_context(
     to_move = set(engine.to_move(game.state)) if playing and game.state is not None else set()
     if not playing:
         draft = None
-    # A seat dropped from a game that goes on (its clock ran out) has nothing left to do.
-    dropped = set(view.get("dropped", [])) if view is not None else set()
+    # A seat that left a game that goes on (resigned, or its clock ran out) has nothing left
+    # to do in it.
+    dropped = core.seats_out(game)
     out = my_seat is not None and my_seat.index in dropped
     now = clock.now()
     running = game.status == Game.Status.ACTIVE and game.clock_duration is not None
@@ -321,12 +322,14 @@ def game_context(
 
 
 def _result_text(game: Game, seats: list[Seat]) -> str:
-    """After who won: how. Where several left by resigning or on time, each is named as they
-    left (one more query, for those games only)."""
+    """After who won: how. A game that ended on a resignation or a clock names each seat
+    that left, as it left, where there were several (one query, for those games only)."""
     losers = [s.name for s in seats if s.place is not None and s.place != 1]
-    if len(losers) > 1 and game.result_reason in {"resign", "timeout"}:
-        names = {s.index: s.name for s in seats}
-        return wording.departures_text([(names[seat], how) for seat, how in game.departures()])
+    if game.result_reason in {"resign", "timeout"}:
+        left = game.departures()
+        if len(left) > 1:
+            names = {s.index: s.name for s in seats}
+            return wording.departures_text([(names[seat], how) for seat, how in left])
     return wording.result_text(game.result_reason, losers, game.kind)
 
 

@@ -670,10 +670,10 @@ def seat_deadline_move(*, game_id: int, seat_index: int, deadline: datetime) -> 
 
 
 def seats_out(game: Game) -> set[int]:
-    """The seats out of a game that goes on without them (a Corn maze's dropped seats)."""
+    """The seats that resigned or ran out of time in a game that goes on without them."""
     if game.state is None:
         return set()
-    return set(get_engine(game.kind).view(game.state, None).get("dropped", []))
+    return set(get_engine(game.kind).seats_left(game.state))
 
 
 def time_give(*, game_id: int, user: User, seat_index: int) -> Seat:
