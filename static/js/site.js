@@ -362,17 +362,20 @@ document.documentElement.classList.add("js"); // what only a page without JavaSc
 
 // A keyboard user whose button went with the swap (a move played, a warehouse set up: the form
 // is gone until the next turn) goes on from the game's status line, not from the page's top.
+// Only for that request's own swap, and not for a mouse or a thumb (whose focus is not shown),
+// nor for the race's steering pad, whose keys work wherever the focus is.
 (function () {
-  var refocus = false;
+  var sent = null;
   document.addEventListener("htmx:beforeRequest", function (event) {
     var game = document.getElementById("game");
     var active = document.activeElement;
-    refocus = event.detail.requestConfig.verb === "post" && !!game && !!active &&
-      active !== document.body && game.contains(active);
+    if (event.detail.requestConfig.verb !== "post" || !game || !active) return;
+    if (active === document.body || !game.contains(active) || active.closest("#steer")) return;
+    if (active.matches(":focus-visible")) sent = event.detail.xhr;
   });
-  document.addEventListener("htmx:afterSettle", function () {
-    if (!refocus) return;
-    refocus = false;
+  document.addEventListener("htmx:afterSettle", function (event) {
+    if (!sent || event.detail.xhr !== sent) return;
+    sent = null;
     var active = document.activeElement;
     if (active && active !== document.body) return;
     var status = document.getElementById("status");

@@ -112,8 +112,9 @@ def test_two_people_play_a_corn_maze_by_keyboard(page_for, live_server, transact
         expect(page.locator("#status")).to_contain_text("wins")
 
 
-def run_program(page: Page, commands: str, runs: int) -> None:
-    """Choose each command by its initial letter (Up, Down, Left, Right), the runs by digit."""
+def run_program(page: Page, commands: str, runs: int, *, click: bool = False) -> None:
+    """Choose each command by its initial letter (Up, Down, Left, Right), the runs by digit;
+    run it by Enter, or with `click` by the mouse."""
     page.locator("#move-form.program-form").wait_for()
     page.locator("body").focus()
     for slot, command in enumerate(commands, start=1):
@@ -125,6 +126,9 @@ def run_program(page: Page, commands: str, runs: int) -> None:
     expect(page.locator("#program-preview")).to_contain_text(f"{moves} move")
     # The plan is drawn on the robot's own grid before the program runs.
     expect(page.locator("[data-grid^=open] td.bump")).not_to_have_count(0)
+    if click:
+        page.locator("#play").click()
+        return
     tab_to(page, "#play")
     page.keyboard.press("Enter")
 
@@ -190,9 +194,12 @@ def test_a_robot_maze_race_by_keyboard(page_for, live_server, transactional_db):
         bob_plays()
     run_program(page, "UUUU", 4)  # sixteen walls
     expect(page.locator("#board")).to_contain_text("A1 to the north: wall (damage 16)")
+    expect(page.locator("#status")).to_be_focused()  # it is bob's turn: no form
     bob_plays()
-    run_program(page, "ULUL", 4)  # four more: broken down
+    run_program(page, "ULUL", 4, click=True)  # four more: broken down
     expect(page.locator("#status")).to_contain_text("robot broke down", timeout=15_000)
+    # A click is not the keyboard: its page is not moved to the status line.
+    expect(page.locator("#status")).not_to_be_focused()
     game.refresh_from_db()
     assert game.status == Game.Status.FINISHED and game.result_reason == "damage"
 
