@@ -195,6 +195,10 @@ def test_a_program_before_the_other_warehouse_is_set_up_is_refused_as_such(game,
     response = carol.post(reverse("game_draft", args=[waiting.pk]), {"action": "random"}, **HTMX)
     assert response.status_code == 409
     assert "The game has not started yet: it is waiting for players." in response.content.decode()
+    # Withdrawn, it is over, not waiting.
+    challenges.game_withdraw(game_id=waiting.pk, user=waiting.seats.get(index=0).user)
+    response = carol.post(reverse("game_draft", args=[waiting.pk]), {"action": "random"}, **HTMX)
+    assert response.status_code == 409 and "The game is over." in response.content.decode()
 
 
 def test_abort_after_ones_own_set_up_says_who_moved(game):
@@ -210,6 +214,10 @@ def test_abort_after_ones_own_set_up_says_who_moved(game):
     with pytest.raises(core.GameError, match="another player has moved already"):
         challenges.game_abort(game_id=game.pk, user=alice)
     assert Game.objects.get(pk=game.pk).status == "active"
+    # Alice (who made the game) sets up too: bob's own move is still what stops him.
+    set_up(game, seats=(0,))
+    with pytest.raises(core.GameError, match="you have moved already"):
+        challenges.game_abort(game_id=game.pk, user=bob)
 
 
 def test_program_preview_outcomes_and_the_end(game):

@@ -387,10 +387,10 @@ def game_draft(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     seat = _seat_of(game, request)
     if seat is None:
         return _refused(request, game_id, "Only a player of this game can prepare a move.")
-    if game.state is None:
-        return _refused(request, game_id, core.NOT_STARTED)
     if game.is_over:
         return _refused(request, game_id, "The game is over.")
+    if game.state is None:
+        return _refused(request, game_id, core.NOT_STARTED)
     view = get_engine(game.kind).view(game.state, seat)
     key = _draft_key(game_id)
     try:
