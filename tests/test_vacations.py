@@ -23,6 +23,7 @@ from games.archive.records import record_build, record_verify
 from games.mail import outbox
 from games.models import ClockEvent, Game, Move, Outbox, Reminder, Seat, Vacation
 from games.play import core, sweeps, vacations
+from tests.test_robotmaze_site import robot_game, set_up
 from tests.test_time_bank import banked_game
 from tests.worker_fixtures import legal_move, make_game, make_player, play_one, to_move
 from tests.worker_fixtures import player_at as seat_user
@@ -277,6 +278,20 @@ def test_a_game_nobody_has_moved_in_is_aborted_rather_than_held_by_a_vacation() 
     assert not Vacation.objects.filter(was_automatic=True).exists()
     assert not Outbox.objects.filter(kind=Outbox.Kind.VACATION).exists()
     assert game.clock_events == []
+
+
+def test_a_robot_maze_race_whose_set_up_is_unfinished_is_aborted_rather_than_held() -> None:
+    """Its creator has set up, the other has not: play has not begun, so the other's clock
+    running out aborts the game, vacation days or not."""
+    with time_machine.travel(START, tick=False):
+        ann, bob = make_player(automatic_vacation=True), make_player(automatic_vacation=True)
+        game = robot_game(ann, bob)
+        set_up(game, seats=(0,))
+    with time_machine.travel(START + CLOCK + timedelta(seconds=5), tick=False):
+        assert sweeps.deadlines_sweep() == 1
+    game.refresh_from_db()
+    assert game.status == Game.Status.ABORTED
+    assert not Vacation.objects.filter(was_automatic=True).exists()
 
 
 def test_one_automatic_vacation_covers_every_clock_that_ran_out_in_the_same_sweep() -> None:

@@ -136,10 +136,11 @@ def clock_rule(kind: str, seats: int, duration: timedelta | None) -> str:
     return f"{duration.days} days {given}. {out_of_time(kind, seats)} {VACATION_FIRST}"
 
 
-# Automatic vacation (play.vacations) comes before a timeout, in every clock of days.
+# Automatic vacation (play.vacations) comes before a timeout, in every clock of days, once play
+# has begun (before, the game is aborted: play.core.seats_time_out).
 VACATION_FIRST = (
-    "A registered player with vacation days left goes on vacation instead, unless they turned "
-    "automatic vacation off."
+    "Once play has begun, a registered player with vacation days left goes on vacation "
+    "instead, unless they turned automatic vacation off."
 )
 
 
