@@ -282,9 +282,8 @@ def clock_events_problems(record: JSON, seats: int) -> list[str]:
     """What is wrong with a record's `clock_events` (none in an older record), replayed beside
     its moves: each an object with `at`, `seat` and `kind`; a gift is from another seat (`by`)
     still in the game, in a turn the moves reach (`ply`), at most one from a seat in each
-    turn; a vacation ends
-    only after it started, and no seat timed out while on vacation (a vacation stops every
-    clock of its player)."""
+    turn; a vacation ends only after it started, and no seat timed out while on vacation (a
+    vacation stops every clock of its player)."""
     events = record.get("clock_events", [])
     if not isinstance(events, list):
         return [f"The field 'clock_events' must be an array, not {_json_type(events)}."]
