@@ -136,6 +136,8 @@ def test_a_slow_race_names_both_runners_as_they_left_on_its_page_and_in_its_mail
     how = f"{names[0]} resigned and {names[1]} ran out of time"
     page = Client().get(race.get_absolute_url()).content.decode()
     assert f"</strong> ({how})." in page
+    # The winner left too (placed by cells covered): no seat is drawn crossed out as "out".
+    assert "seat dropped" not in page
     row = Outbox.objects.get(game=race, kind="game_over", seat=1)
     with time_machine.travel(LATE + timedelta(minutes=5), tick=False):
         assert outbox.outbox_send(outbox_id=row.pk) == "sent"

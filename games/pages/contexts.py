@@ -223,9 +223,10 @@ def game_context(
     if not playing:
         draft = None
     # A seat that left a game that goes on (resigned, or its clock ran out) has nothing left
-    # to do in it.
-    dropped = core.seats_out(game)
-    out = my_seat is not None and my_seat.index in dropped
+    # to do in it. A Corn maze's are drawn out of the list; a race's leavers are in its strip
+    # (and may win on cells covered).
+    out = my_seat is not None and my_seat.index in core.seats_out(game)
+    dropped = set(view.get("dropped", [])) if view is not None else set()
     now = clock.now()
     running = game.status == Game.Status.ACTIVE and game.clock_duration is not None
     zones = deadlines.seat_zones(game, seats) if running else {}
@@ -323,9 +324,11 @@ def game_context(
 
 def _result_text(game: Game, seats: list[Seat]) -> str:
     """After who won: how. A game that ended on a resignation or a clock names each seat
-    that left, as it left, where there were several (one query, for those games only)."""
+    that left, as it left, where there were several (one query, only in a game where several
+    can leave: more than two seats, or a race)."""
     losers = [s.name for s in seats if s.place is not None and s.place != 1]
-    if game.result_reason in {"resign", "timeout"}:
+    several_can_leave = len(seats) > 2 or wording.steps_apart(game.kind)
+    if game.result_reason in {"resign", "timeout"} and several_can_leave:
         left = game.departures()
         if len(left) > 1:
             names = {s.index: s.name for s in seats}

@@ -135,7 +135,11 @@ def game_abort(*, game_id: int, user: User) -> Game:
             raise GameError("The game is over: there is nothing to abort.")
         if not abortable(game, seats):
             # The creator's moves never stand in the way: it is someone else's, or one's own.
-            mine_or_free = [s.index for s in seats if s.user_id in {user.pk, game.created_by_id}]
+            mine_or_free = [
+                s.index
+                for s in seats
+                if s.user_id is not None and s.user_id in {user.pk, game.created_by_id}
+            ]
             others = game.moves.exclude(seat__in=mine_or_free).exists()
             who = "another player has" if others else "you have"
             raise GameError(f"Too late to abort: {who} moved already. You can resign instead.")

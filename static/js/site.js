@@ -370,6 +370,7 @@ document.documentElement.classList.add("js"); // what only a page without JavaSc
     var game = document.getElementById("game");
     var active = document.activeElement;
     if (event.detail.requestConfig.verb !== "post" || !game || !active) return;
+    if (event.detail.elt && event.detail.elt.closest && event.detail.elt.closest("#steer")) return;
     if (active === document.body || !game.contains(active) || active.closest("#steer")) return;
     if (active.matches(":focus-visible")) sent = event.detail.xhr;
   });
