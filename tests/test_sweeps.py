@@ -106,6 +106,8 @@ def test_players_who_left_in_different_ways_are_each_named_as_they_left() -> Non
     how = f"{names[quitter]} resigned and {names[late]} ran out of time"
     page = Client().get(game.get_absolute_url()).content.decode()
     assert f"{names[winner.index]} wins</strong> ({how})." in page
+    # The log says it in words too (it said "timeout").
+    assert '<span class="notation">ran out of time</span>' in page
     rows = Outbox.objects.filter(game=game, kind="game_over")
     with time_machine.travel(LATE + timedelta(minutes=5), tick=False):
         sent = {row.seat: outbox.outbox_send(outbox_id=row.pk) for row in rows}

@@ -161,7 +161,7 @@ def parse_move_text(text: str, size: int | None = None) -> JSON:
 
 def notation(move: JSON, outcome: JSON) -> str:
     if move.get("timeout"):
-        return "timeout"
+        return "ran out of time"
     if move.get("resign"):
         return "resigned"
     return " ".join(column_letter(col) for col in move["shifts"])

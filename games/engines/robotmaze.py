@@ -424,7 +424,7 @@ def notation(move: JSON, outcome: JSON) -> str:
     if move.get("resign"):
         return "resigned"
     if move.get("timeout"):
-        return "timeout"
+        return "ran out of time"
     if "warehouse" in move:
         return "set up"
     return f"{move['program']} x{move['runs']}"

@@ -386,7 +386,7 @@ def test_apply_does_not_change_its_input() -> None:
 
 def test_notation() -> None:
     assert cornmaze.notation({"shifts": [2, 4]}, {}) == "c e"
-    assert cornmaze.notation({"timeout": True}, {"dropped": 0}) == "timeout"
+    assert cornmaze.notation({"timeout": True}, {"dropped": 0}) == "ran out of time"
     assert cornmaze.notation({"resign": True}, {"dropped": 0}) == "resigned"
 
 

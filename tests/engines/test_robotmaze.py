@@ -432,7 +432,7 @@ def test_initial_and_notation() -> None:
     assert rm.notation({"program": "URRD", "runs": 3}, {}) == "URRD x3"
     assert rm.notation({"program": "R", "runs": 1}, {}) == "R x1"
     assert rm.notation({"warehouse": OPEN}, {}) == "set up"
-    assert rm.notation({"timeout": True}, {}) == "timeout"
+    assert rm.notation({"timeout": True}, {}) == "ran out of time"
     assert rm.notation({"resign": True}, {}) == "resigned"
 
 
