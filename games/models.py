@@ -27,6 +27,15 @@ class Clock(models.TextChoices):
         return {cls.DAYS_3: timedelta(days=3), cls.DAYS_30: timedelta(days=30)}.get(cls(clock))
 
 
+def departure(move: dict[str, Any]) -> str | None:
+    """How a move leaves the game: "resign", "timeout", or None for a move that stays."""
+    if move.get("resign"):
+        return "resign"
+    if move.get("timeout"):
+        return "timeout"
+    return None
+
+
 class Game(models.Model):
     class Kind(models.TextChoices):
         CORNMAZE = "cornmaze", "Corn maze"
@@ -127,10 +136,8 @@ class Game(models.Model):
         left = self.moves.filter(
             models.Q(move__has_key="resign") | models.Q(move__has_key="timeout")
         )
-        return [
-            (seat, "resign" if move.get("resign") else "timeout")
-            for seat, move in left.order_by("ply").values_list("seat", "move")
-        ]
+        rows = left.order_by("ply").values_list("seat", "move")
+        return [(seat, how) for seat, move in rows if (how := departure(move))]
 
     @property
     def clock_duration(self) -> timedelta | None:

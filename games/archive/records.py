@@ -13,7 +13,7 @@ from django.conf import settings
 
 from games.engines import ENGINES, IllegalMove
 from games.engines.base import JSON
-from games.models import Game, json_safe
+from games.models import Game, departure, json_safe
 
 FORMAT = "mazesite-record/1"
 
@@ -291,11 +291,7 @@ def clock_events_problems(record: JSON, seats: int) -> list[str]:
     gifts: set[tuple[Any, Any]] = set()
     plies = len(record["moves"])
     # seat -> the ply of its resignation or timeout, after which it has no turn to give in
-    left_at = {
-        entry["seat"]: entry["ply"]
-        for entry in record["moves"]
-        if entry["move"].get("resign") or entry["move"].get("timeout")
-    }
+    left_at = {entry["seat"]: entry["ply"] for entry in record["moves"] if departure(entry["move"])}
     # seat -> [start, end) of each vacation
     vacations: dict[int, list[list[datetime]]] = {}
     for i, event in enumerate(events, start=1):

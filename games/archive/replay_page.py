@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from games.archive import reads, replays
 from games.engines import get_engine
-from games.models import Clock, Game, Seat
+from games.models import Clock, Game, Seat, departure
 from games.ui import colour, get_ui, has_ui, wording
 from games.web.inputs import MAX_DIGITS, ascii_int
 
@@ -73,8 +73,9 @@ def replay_context(game: Game, ply_text: str | None, view_key: str | None) -> di
     else:
         m = moves[ply - 1]
         name = names.get(m.seat, f"Seat {m.seat + 1}")
-        if m.move.get("resign") or m.move.get("timeout"):
-            what = wording.departed(name, "resign" if m.move.get("resign") else "timeout")
+        how = departure(m.move)
+        if how:
+            what = wording.departed(name, how)
         else:
             what = f"{name} played {engine.notation(m.move, m.outcome)}"
         caption = f"Move {ply} of {last}: {what}."

@@ -24,7 +24,7 @@ from games.engines import get_engine
 from games.engines.base import JSON
 from games.models import Clock, Game, Move, Seat
 from games.play import challenges, core, deadlines, vacations
-from games.ui import GameUI, colour, get_ui, mark_html, wording
+from games.ui import colour, get_ui, mark_html, wording
 
 logger = logging.getLogger(__name__)
 
@@ -285,7 +285,7 @@ def game_context(
         "move_number": core.move_number(game, my_seat.index) if my_seat else game.ply,
         "view": view,
         "ui": ui,
-        "board": _board(ui, view, viewer, draft, over=not playing),
+        "board": ui.board(view, viewer, draft, game_over=not playing) if view is not None else None,
         # Whether the log has a move; the log drawn at once: a game of hundreds of moves shows
         # them all (`_log`, cached per game, ply and viewer).
         "moves": has_moves,
@@ -403,19 +403,6 @@ def challenge_context(
                 None,
             )
     return context
-
-
-def _board(
-    ui: GameUI, view: JSON | None, viewer: int | None, draft: JSON | None, *, over: bool
-) -> dict[str, Any] | None:
-    """The board's context; `game_over` in it for a game that is over (or aborted, whose
-    state does not say so)."""
-    if view is None:
-        return None
-    board = ui.board(view, viewer, draft)
-    if over:
-        board["game_over"] = True
-    return board
 
 
 def _bank_row(game: Game, seat: Seat, zone: Any, now: Any) -> dict[str, Any]:

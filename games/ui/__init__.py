@@ -140,11 +140,18 @@ class GameUI:
     hide_log: bool = False
 
     def board(
-        self, view: JSON, viewer: int | None, draft: JSON | None = None, *, yours: bool = True
+        self,
+        view: JSON,
+        viewer: int | None,
+        draft: JSON | None = None,
+        *,
+        yours: bool = True,
+        game_over: bool = False,
     ) -> dict[str, Any]:
         """Template context for the board, from the engine's view for this viewer only and
         the viewer's own draft (see `draft_update`). `yours`: the person looking is that
-        viewer, so the board may say "you"; a replay from a seat's side is not."""
+        viewer, so the board may say "you"; a replay from a seat's side is not. `game_over`:
+        the game is over, which an aborted game's state does not say."""
         raise NotImplementedError
 
     def parse_move(self, data: QueryDict, view: JSON) -> JSON:

@@ -330,7 +330,13 @@ class UI(GameUI):
     move_template = "games/forms/cornmaze_move.html"
 
     def board(
-        self, view: JSON, viewer: int | None, draft: JSON | None = None, *, yours: bool = True
+        self,
+        view: JSON,
+        viewer: int | None,
+        draft: JSON | None = None,
+        *,
+        yours: bool = True,
+        game_over: bool = False,
     ) -> dict[str, Any]:
         size: int = view["size"]
         last = view.get("last") or {}

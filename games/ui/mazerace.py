@@ -141,7 +141,13 @@ class UI(GameUI):
     move_number_field = "step"  # the runner's own count of steps (engine.move_number)
 
     def board(
-        self, view: JSON, viewer: int | None, draft: JSON | None = None, *, yours: bool = True
+        self,
+        view: JSON,
+        viewer: int | None,
+        draft: JSON | None = None,
+        *,
+        yours: bool = True,
+        game_over: bool = False,
     ) -> dict[str, Any]:
         """The maze as this viewer may see it: a runner's own seen cells and path during the
         race, nothing of the maze for a spectator, everything once the race is over."""

@@ -321,8 +321,8 @@ def board_html(
     (escaped here), `link` the name as HTML, linked to the player's page (escaped there)."""
     out = ['<div class="robotmaze" id="board">\n  <p class="phase">\n    ']
     if board["phase"] == "setup":
-        # An abort in the set-up leaves the state there (`game_over`: pages.contexts).
-        waiting = "did not set up" if board.get("game_over") else "is setting up"
+        # An abort in the set-up leaves the state there: the page says the game is over.
+        waiting = "did not set up" if board["game_over"] else "is setting up"
         ready = "; ".join(
             f"{link(seat)} {'is ready' if done else waiting}"
             for seat, done in enumerate(board["set_up"])
@@ -422,7 +422,13 @@ class UI(GameUI):
     move_template = "games/forms/robotmaze_move.html"
 
     def board(
-        self, view: JSON, viewer: int | None, draft: JSON | None = None, *, yours: bool = True
+        self,
+        view: JSON,
+        viewer: int | None,
+        draft: JSON | None = None,
+        *,
+        yours: bool = True,
+        game_over: bool = False,
     ) -> dict[str, Any]:
         phase = view["phase"]
         robots = view["robots"]
@@ -511,6 +517,7 @@ class UI(GameUI):
             }
         return {
             "phase": phase,
+            "game_over": game_over,
             # The editor takes the page's width: the board has nothing beside it yet.
             "wide": editor is not None,
             "grids": grids,
