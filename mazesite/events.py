@@ -123,6 +123,23 @@ def _render_board(game_id: int) -> tuple[int, bool, str] | None:
         close_old_connections()
 
 
+def _has_stream(game_id: int) -> bool:
+    """Whether this game has an event stream: a live race that anyone may see. A private race
+    waiting for players is not found here, as it is not on its page (Game.hidden_from), and
+    its pages poll until it starts (games.ui.mazerace.events_url)."""
+    from games.models import Clock, Game
+
+    close_old_connections()
+    try:
+        return (
+            Game.objects.filter(pk=game_id, clock=Clock.LIVE)
+            .exclude(status=Game.Status.OPEN, invite_token__gt="")
+            .exists()
+        )
+    finally:
+        close_old_connections()
+
+
 def _read_version(game_id: int) -> tuple[int, bool] | None:
     from games.archive import selectors
     from games.models import Game
@@ -404,7 +421,11 @@ async def _stream(scope: Scope, receive: Receive, send: Send) -> None:
             send, 503, "Too many live viewers here: the page updates itself by polling.", []
         )
         return
-    viewer = Viewer(game_id=int(match.group(1)), mode=mode, seen=_seen(scope, query))
+    game_id = int(match.group(1))
+    if not await sync_to_async(_has_stream, thread_sensitive=False)(game_id):
+        await _answer(send, 404, "There is no event stream here.", [])
+        return
+    viewer = Viewer(game_id=game_id, mode=mode, seen=_seen(scope, query))
     hub_.join(viewer)
     gone = asyncio.Event()
 

@@ -26,7 +26,7 @@ from games.play import core
 from tests.events_fixtures import EventsServer, Stream, serving_events, subscribed_wait
 from tests.redis_fixtures import OwnRedis, own_redis_server
 from tests.test_mazerace_site import an_open_way, client_for, make_race, ready_all, step, user_of
-from tests.worker_fixtures import wait_until
+from tests.worker_fixtures import make_player, wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -179,9 +179,51 @@ def test_healthz_says_whether_the_process_listens(events_server: EventsServer) -
     connection.close()
 
 
-def test_a_stream_of_a_game_that_does_not_exist_ends(events_server: EventsServer) -> None:
-    stream = Stream(events_server.port, "/games/999999/events?as=watch")
-    assert stream.event()["event"] == "end" and stream.closed()
+def _status(events_server: EventsServer, path: str) -> tuple[int, str]:
+    import http.client
+
+    connection = http.client.HTTPConnection("127.0.0.1", events_server.port, timeout=10)
+    connection.request("GET", path)
+    response = connection.getresponse()
+    status = response.status
+    body = response.read().decode() if status != 200 else ""
+    connection.close()
+    return status, body
+
+
+def test_only_a_live_race_that_anyone_may_see_has_a_stream(
+    events_server: EventsServer, make_cornmaze
+) -> None:
+    """A game that does not exist, a game that is not a live race, and a private race waiting
+    for players (whose page a stranger is not shown) have no stream: 404, as the page."""
+    users = [make_player(), make_player()]
+    with core.bot_tasks_paused():
+        private = core.game_create(
+            kind="mazerace",
+            creator=users[0],
+            options={"mode": "live"},
+            clock_choice="live",
+            seats=[core.SeatPlan(), core.SeatPlan()],
+            invite=True,
+        )
+    slow = make_race(2, clock="P3D")
+    for game_id in (999999, make_cornmaze().pk, slow.pk, private.pk):
+        for mode in ("watch", "runner"):
+            status, body = _status(events_server, f"/games/{game_id}/events?as={mode}")
+            assert (status, body) == (404, "There is no event stream here."), game_id
+    assert Client().get(f"/games/{private.pk}/").status_code == 404
+    # Its creator's page polls while it waits: it names no stream.
+    page = client_for(users[0]).get(f"/games/{private.pk}/").content.decode()
+    assert 'id="game"' in page and "data-events" not in page
+    # Started, it is watched as any game.
+    with core.bot_tasks_paused():
+        core.game_join(game_id=private.pk, user=users[1], token=private.invite_token)
+    page = client_for(users[0]).get(f"/games/{private.pk}/").content.decode()
+    assert f'data-events="/games/{private.pk}/events?as=runner"' in page
+    watcher = Stream(events_server.port, f"/games/{private.pk}/events?as=watch")
+    assert watcher.status == 200
+    assert watcher.event()["event"] == "board"
+    watcher.close()
 
 
 def test_a_transaction_is_published_once_at_its_last_version_after_commit() -> None:
@@ -230,9 +272,7 @@ def test_any_query_or_last_event_id_gets_an_answer_never_a_500(
     stream = Stream(events_server.port, f"/games/{game_id}/events?{query}", {"Last-Event-ID": last})
     try:
         if mode in {"watch", "runner", ""}:  # none said: a spectator's stream
-            assert stream.status == 200
-            # No such game: the stream says so and ends.
-            assert stream.event()["event"] == "end" and stream.closed()
+            assert stream.status == 404  # no such game
         else:
             assert stream.status == 400
     finally:

@@ -390,8 +390,10 @@ class UI(GameUI):
 def events_url(game: Game, viewer: int | None) -> str:
     """The live race's event stream (mazesite/events.py) for this page: a runner is told only
     that the race moved and fetches its own board; a spectator is sent the spectator's board.
-    static/js/site.js reads it from the game's `data-events`; the page polls while it is off."""
-    if not settings.RACE_EVENTS:
+    static/js/site.js reads it from the game's `data-events`; the page polls while it is off,
+    as it does while a private race waits for players (its stream is not found: a stranger
+    may not learn that it exists)."""
+    if not settings.RACE_EVENTS or (game.status == Game.Status.OPEN and game.invite_token):
         return ""
     mode = "watch" if viewer is None else "runner"
     return f"{settings.RACE_EVENTS_ORIGIN}/games/{game.pk}/events?as={mode}"
