@@ -166,7 +166,8 @@ def test_a_declined_challenge_is_listed_without_a_replay_or_a_rating() -> None:
         assert reverse("game", args=[declined.pk]) in listing, url
         assert reverse("game_replay", args=[played.pk]) in listing, url
         assert reverse("game_replay", args=[declined.pk]) not in listing, url
-    assert "bob (challenged)" in client.get(reverse("archive")).content.decode()
+    archive = client.get(reverse("archive")).content.decode()
+    assert "bob (challenged)" in archive and "declined, no result" in archive
     # The feed links a game with no replay to its page: every entry its own link and id.
     feed = ET.fromstring(client.get(reverse("player_feed", args=["alice"])).content)
     entries = feed.findall(f"{ATOM}entry")
@@ -281,6 +282,10 @@ def test_abort_until_someone_but_the_creator_moves_and_no_results_change(make_co
     assert (game.status, game.result_reason) == (Game.Status.ABORTED, "player_aborted")
     assert not game.seats.exclude(deadline=None).exists()
     assert not PlayerResult.objects.exists()
+    # The archive and the feed say how it ended in words, not by its code.
+    for url in (reverse("archive"), reverse("archive_feed")):
+        listing = Client().get(url).content.decode()
+        assert "aborted by a player, no result" in listing and "player_aborted" not in listing
     with pytest.raises(core.GameError, match="The game is over"):
         challenges.game_abort(game_id=game.pk, user=creator)
 

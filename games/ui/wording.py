@@ -28,6 +28,11 @@ ENDINGS = {
     "resign": "resignation",
     "deadline": "race time ran out",
     "aborted": "aborted, no result",
+    # Called off by a player (play.challenges).
+    "player_aborted": "aborted by a player, no result",
+    "withdrawn": "withdrawn, no result",
+    "declined": "declined, no result",
+    "expired": "challenge expired, no result",
 }
 
 
