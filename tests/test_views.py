@@ -154,6 +154,8 @@ def test_a_move_by_htmx_returns_the_game_partial(client, make_cornmaze):
         ({"ply": "0", "first": "a"}, "Choose a column for the second shift"),
         ({"first": "a", "second": "b"}, "cannot be read"),
         ({"ply": "5", "first": "a", "second": "a"}, "earlier position"),
+        # A stale form is refused as such before what it holds is read.
+        ({"ply": "5", "first": "z"}, "earlier position"),
     ],
 )
 def test_malformed_or_stale_moves_get_a_message_and_change_nothing(

@@ -53,6 +53,11 @@ class Engine:
         "That move was for an earlier position: the game has moved on since. "
         "Look at the board again."
     )
+    # ... and of the same move posted again (a second tab, a retry) once it was played, in a
+    # game by turns; a race's STALE_MOVE says it.
+    PLAYED_ALREADY: str = (
+        "You have played that move already: a move counts once. Look at the board again."
+    )
     OUT_OF_TIME: str = "Your time for this move has run out."
 
     # --- required ---------------------------------------------------------------------------

@@ -361,16 +361,21 @@ def game_move(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     if not request.user.is_authenticated:
         return _refused(request, game_id, "Sign in or join the game to play.")
 
-    def read(game: Game, view: JSON) -> tuple[int, JSON]:
-        # Under the game's lock, against the seat's own view of the position played on.
-        ui = get_ui(game.kind)
-        number = ascii_int(request.POST.get(move_number_field(ui)))
+    # Under the game's lock: the number first, then the move against the seat's own view of
+    # the position played on.
+    def read_number(game: Game) -> int:
+        number = ascii_int(request.POST.get(move_number_field(get_ui(game.kind))))
         if number is None:
             raise MoveInputError("That move cannot be read: the form is incomplete.")
-        return number, ui.parse_move(request.POST, view)
+        return number
+
+    def read(game: Game, view: JSON) -> JSON:
+        return get_ui(game.kind).parse_move(request.POST, view)
 
     try:
-        played = core.move_read_and_submit(game_id=game_id, user=request.user, read=read)
+        played = core.move_read_and_submit(
+            game_id=game_id, user=request.user, read_number=read_number, read=read
+        )
     except (MoveInputError, core.GameError) as exc:
         return _refused(request, game_id, str(exc))
     request.session.pop(_draft_key(game_id), None)

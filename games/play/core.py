@@ -225,17 +225,27 @@ def game_join(*, game_id: int, user: User, token: str | None = None) -> Seat:
 def move_submit(*, game_id: int, user: User, number: int, move: JSON) -> Move:
     """A person's move. `number` is the move number the player's form carried (`move_number`):
     a move for an earlier position, or the same move posted again, is refused."""
-    return move_read_and_submit(game_id=game_id, user=user, read=lambda game, view: (number, move))
+    return move_read_and_submit(
+        game_id=game_id,
+        user=user,
+        read_number=lambda game: number,
+        read=lambda game, view: move,
+    )
 
 
-# Reads a move from what was posted, given the game and the seat's own view: (number, move).
-MoveReader = Callable[[Game, JSON], tuple[int, JSON]]
-
-
-def move_read_and_submit(*, game_id: int, user: User, read: MoveReader) -> Move:
+def move_read_and_submit(
+    *,
+    game_id: int,
+    user: User,
+    read_number: Callable[[Game], int],
+    read: Callable[[Game, JSON], JSON],
+) -> Move:
     """A person's move, read from the posted form under the game's lock, so that the game is
-    read once and the form is parsed against the position the move is played on. Whatever
-    `read` raises (a form that cannot be read) passes through, and nothing is changed."""
+    read once and the form is parsed against the position the move is played on (`read`, given
+    the game and the seat's own view). The move number the form carried (`read_number`) is
+    checked first: a form for another position is refused before its move is read, for what
+    it holds may mean nothing in this one. Whatever the readers raise (a form that cannot be
+    read) passes through, and nothing is changed."""
     with transaction.atomic():
         game = game_locked(game_id)
         # The seats once, with what a mail to their people needs: the move, its deadlines,
@@ -246,7 +256,9 @@ def move_read_and_submit(*, game_id: int, user: User, read: MoveReader) -> Move:
             raise MoveRefused("You have no seat in this game.")
         if game.state is None:
             raise MoveRefused(NOT_STARTED)
-        number, move = read(game, _engine(game.kind).view(game.state, seat.index))
+        number = read_number(game)
+        _move_refused_early(game, seat, number)
+        move = read(game, _engine(game.kind).view(game.state, seat.index))
         played = move_play(game, seat, number, move)
         if vacations.on_vacation_until(seat.user, played.at) is not None:
             # A move ends the vacation: every other deadline of theirs is pulled back. The
@@ -514,6 +526,26 @@ def move_play(
     return record
 
 
+def _move_refused_early(game: Game, seat: Seat, number: int) -> None:
+    """Refuse a move that comes too early, too late or for another position, whatever it is.
+    Every move, a person's, a bot's or the site's, carries its number: posted twice, it counts
+    once; the second is told so where its seat has moved since that position."""
+    if game.status == Game.Status.OPEN:
+        raise MoveRefused(NOT_STARTED)
+    if game.is_over:
+        raise MoveRefused("The game is over.")
+    if number == move_number(game, seat.index):
+        return
+    engine = _engine(game.kind)
+    if (
+        not engine.SEATS_MOVE_APART
+        and 0 <= number < game.ply
+        and game.moves.filter(ply__gt=number, seat=seat.index).exists()
+    ):
+        raise MoveRefused(engine.PLAYED_ALREADY)
+    raise MoveRefused(engine.STALE_MOVE)
+
+
 def _move_apply(
     game: Game,
     seat: Seat,
@@ -527,15 +559,8 @@ def _move_apply(
     """Check a move and apply it to `game` in memory: its state, ply and version. Returns the
     move, not saved yet, and the result if the game is over. The caller holds the game lock,
     so of the same move posted many times at once (one `number`) exactly one is applied."""
-    if game.status == Game.Status.OPEN:
-        raise MoveRefused(NOT_STARTED)
-    if game.is_over:
-        raise MoveRefused("The game is over.")
+    _move_refused_early(game, seat, number)
     engine = _engine(game.kind)
-    # Every move, a person's, a bot's or the site's, carries its number: posted twice, it
-    # counts once.
-    if number != move_number(game, seat.index):
-        raise MoveRefused(engine.STALE_MOVE)
     if not by_site and any(k in move for k in ("timeout", "resign")):
         raise MoveRefused("That is not a move.")
     assert game.state is not None
