@@ -131,6 +131,30 @@ def test_resign_through_htmx_is_asked_in_the_page(make_cornmaze):
     assert "You leave the game: your marker leaves the board" in asked.content.decode()
 
 
+def test_resign_refused_says_why_when_asked_and_when_confirmed(make_cornmaze, make_user):
+    """The page that asks and the resignation itself refuse alike, each with its reason (the
+    page used to say "You have no seat in a game in progress here." to a player of a game
+    that was over, or who had left it)."""
+    game = make_cornmaze(seats=3)
+    url = reverse("game_resign", args=[game.pk])
+    resigned = client_for(seat_user(game, 1))
+    assert resigned.post(url, **HTMX).status_code == 200
+    stranger = client_for(make_user())
+    for client, reason in (
+        (resigned, "You are out of this game already."),
+        (stranger, "You have no seat in this game."),
+    ):
+        for response in (client.get(url), client.post(url, {"confirm": "yes"})):
+            assert response.status_code == 409
+            assert reason in response.content.decode()
+    client_for(seat_user(game, 2)).post(url, **HTMX)
+    game.refresh_from_db()
+    assert game.status == Game.Status.FINISHED
+    for response in (resigned.get(url), client_for(seat_user(game, 0)).get(url)):
+        assert response.status_code == 409 and "The game is over." in response.content.decode()
+    assert game.moves.count() == 2
+
+
 def test_the_account_page_links_the_email_settings(make_user):
     page = client_for(make_user()).get(reverse("account")).content.decode()
     assert f'href="{reverse("email_settings")}"' in page

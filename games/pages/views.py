@@ -480,8 +480,9 @@ def _resign_confirm(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     game = get_object_or_404(Game, pk=game_id)
     seats = list(game.seats.all())
     mine = next((s for s in seats if s.user_id == request.user.pk), None)
-    if mine is None or game.status != Game.Status.ACTIVE:
-        return _refused(request, game_id, "You have no seat in a game in progress here.")
+    refusal = core.resign_refusal(game, mine)
+    if refusal is not None:
+        return _refused(request, game_id, refusal)
     out = core.seats_out(game)
     others = [s.name for s in seats if s != mine and s.index not in out]
     return render(

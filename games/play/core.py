@@ -296,14 +296,28 @@ def move_number(game: Game, seat_index: int) -> int:
     return engines.move_number(game.kind, game.state, seat_index, game.ply)
 
 
+def resign_refusal(game: Game, seat: Seat | None) -> str | None:
+    """Why this seat (None: the viewer has none) may not resign this game, or None if it may:
+    asked by the resignation and by the page that asks whether to resign."""
+    if seat is None:
+        return "You have no seat in this game."
+    if game.status == Game.Status.OPEN:
+        return NOT_STARTED
+    if game.status != Game.Status.ACTIVE:
+        return "The game is over."
+    if seat.index in seats_out(game):
+        return "You are out of this game already."
+    return None
+
+
 def game_resign(*, game_id: int, user: User) -> Move:
     with transaction.atomic():
         game = game_locked(game_id)
         seat = game.seats.filter(user=user).first()
-        if seat is None:
-            raise MoveRefused("You have no seat in this game.")
-        if game.status != Game.Status.ACTIVE:
-            raise MoveRefused("The game is not in progress.")
+        refusal = resign_refusal(game, seat)
+        if refusal is not None:
+            raise MoveRefused(refusal)
+        assert seat is not None
         return move_play(game, seat, move_number(game, seat.index), {"resign": True}, by_site=True)
 
 
