@@ -100,6 +100,18 @@ def chat_seen_marks(settings) -> Iterator[str]:
 
 
 @pytest.fixture(autouse=True)
+def watching_marks(settings) -> Iterator[str]:
+    """Who has a game open is kept in the cache by game and user id (games/mail/watching.py),
+    for a minute, at the time of the poll: each test has its own prefix, so that a test run
+    again within the minute (its database gives the same ids) never finds the last run's
+    marks, and they are deleted at the end."""
+    prefix = f"watching:test-{uuid.uuid4().hex}:"
+    settings.WATCHING_CACHE_PREFIX = prefix
+    yield prefix
+    _delete_cache_keys(prefix)
+
+
+@pytest.fixture(autouse=True)
 def game_log_cache(settings) -> Iterator[str]:
     """The game page keeps drawn move logs in the cache by game id, seed, ply and viewer: each
     test gets its own prefix (ids and fixed seeds come again in other tests and runs), and its

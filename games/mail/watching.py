@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 from datetime import UTC, datetime, timedelta
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
 
@@ -26,7 +27,8 @@ WATCHING_SECONDS = 10
 
 
 def _watching_key(game_id: int, user_id: int) -> str:
-    return f"watching:{game_id}:{user_id}"
+    prefix: str = getattr(settings, "WATCHING_CACHE_PREFIX", "watching:")
+    return f"{prefix}{game_id}:{user_id}"
 
 
 def watching_entry(*, game_id: int, user_id: int) -> tuple[str, float, int]:
