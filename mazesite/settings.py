@@ -84,6 +84,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "games.web.middleware.FormPageMiddleware",  # a GET of a form's post address: its page
 ]
 
 ROOT_URLCONF = "mazesite.urls"

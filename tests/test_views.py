@@ -481,3 +481,34 @@ def test_player_names_link_to_their_pages_in_the_lobby_and_the_game_page(
     assert bot.bot
     assert f'<span class="seat-name">{bot.name}</span>' in html  # a bot has no page
     assert client.get(reverse("player", args=[me.get_username()])).status_code == 200
+
+
+def test_a_get_of_a_forms_post_address_goes_to_the_forms_page(client, make_cornmaze, make_user):
+    """Without JavaScript a refusal is drawn at the form's address (/games/7/give-time); that
+    page reloaded or restored is a GET, which used to be a blank 405. Every address of a game
+    that takes only posts sends a GET to the game's page, an account's to the account page;
+    another method is still refused."""
+    from django.urls import get_resolver
+
+    game = make_cornmaze()
+    client.force_login(seat_user(game, 0))
+    page = reverse("game", args=[game.pk])
+    posts_only = []
+    for pattern in get_resolver().url_patterns:
+        name = getattr(pattern, "name", None)
+        if name and str(pattern.pattern).startswith("games/<game_id:game_id>/"):
+            if "<str:token>" in str(pattern.pattern):
+                continue
+            url = reverse(name, args=[game.pk])
+            response = client.get(url)
+            assert response.status_code in {200, 302}, url
+            if response.status_code == 302 and response["Location"] == page:
+                posts_only.append(name)
+            assert client.put(url).status_code in {403, 405}, url
+    assert {"game_move", "game_give_time", "game_join", "game_chat_post", "game_abort"} <= set(
+        posts_only
+    )
+    for name in ("guest_claim", "email_change", "vacation_start", "time_zone_change"):
+        response = client.get(reverse(name))
+        assert (response.status_code, response["Location"]) == (302, reverse("account")), name
+    assert Move.objects.filter(game=game).count() == 0

@@ -17,6 +17,8 @@ from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, HttpResponseBase
+from django.shortcuts import redirect
+from django.urls import reverse
 
 NUL = "\x00"
 # Longer than anything a page of ours sends: a path, a token, an address, a passphrase.
@@ -70,6 +72,31 @@ class InputGuardMiddleware:
         if problem is not None:
             return HttpResponseBadRequest(problem, content_type="text/plain; charset=utf-8")
         return self.get_response(request)
+
+
+class FormPageMiddleware:
+    """A GET of an address that only takes a form's post (a refused form's page reloaded or
+    restored, since without JavaScript a refusal is drawn at the form's address; a link
+    followed) goes to the page of that form instead of a blank 405: a game's action to the
+    game's page, an account's to the account page, any other to the lobby."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
+        response = self.get_response(request)
+        if response.status_code != HTTPStatus.METHOD_NOT_ALLOWED or request.method not in {
+            "GET",
+            "HEAD",
+        }:
+            return response
+        match = request.resolver_match
+        game_id = match.kwargs.get("game_id") if match is not None else None
+        if game_id is not None:
+            return redirect("game", game_id)
+        if request.path.startswith(reverse("account")):
+            return redirect("account")
+        return redirect("lobby")
 
 
 class PolicyMiddleware(CSPMiddleware):
