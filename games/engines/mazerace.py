@@ -201,7 +201,12 @@ def apply(state: JSON, seat: int, move: JSON) -> tuple[JSON, JSON]:
 
 
 def _step(state: JSON, seat: int, move: JSON) -> tuple[JSON, JSON]:
-    if set(move) - {"dir", "now_ms"} or move.get("dir") not in BIT:
+    direction_given = move.get("dir")
+    if (
+        set(move) - {"dir", "now_ms"}
+        or not isinstance(direction_given, str)
+        or direction_given not in BIT
+    ):
         raise IllegalMove(MALFORMED)
     direction: str = move["dir"]
     runner = state["runners"][seat]
