@@ -36,6 +36,16 @@ def departure(move: dict[str, Any]) -> str | None:
     return None
 
 
+# Why a game was aborted (its result_reason), which says what moves it may have: its first
+# clock ran out before the play began (ABORTED_ON_TIME: no move, or a Robot Maze Race's set-up
+# only); a player aborted it before anyone but its creator moved (PLAYER_ABORTED); it was called
+# off before it started (CALLED_OFF: no move at all).
+ABORTED_ON_TIME = "aborted"
+PLAYER_ABORTED = "player_aborted"
+WITHDRAWN, DECLINED, EXPIRED = "withdrawn", "declined", "expired"
+CALLED_OFF = (WITHDRAWN, DECLINED, EXPIRED)
+
+
 class Game(models.Model):
     class Kind(models.TextChoices):
         CORNMAZE = "cornmaze", "Corn maze"

@@ -560,8 +560,9 @@ def test_the_verify_command_explains_instead_of_a_traceback(tmp_path, record) ->
     for text, message in [
         (json.dumps({**record, "moves": {"a": 1}}), "does NOT check out"),
         ("[" * 100_000, "nested too deeply"),
-        ('{"format": ' + "9" * 5000 + "}", "not JSON"),
+        ('{"format": ' + "9" * 5000 + "}", "holds a number too long to read"),
         (b"\xff\xfe{}", "not UTF-8"),
+        ("{", "not JSON"),
     ]:
         if isinstance(text, bytes):
             path.write_bytes(text)
@@ -570,6 +571,11 @@ def test_the_verify_command_explains_instead_of_a_traceback(tmp_path, record) ->
         err = io.StringIO()
         with pytest.raises(CommandError, match=message):
             call_command("verify", str(path), stdout=io.StringIO(), stderr=err)
+    # A good record saved with a byte order mark, as some editors save, checks out.
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(record).encode())
+    out = io.StringIO()
+    call_command("verify", str(path), stdout=out, stderr=io.StringIO())
+    assert "checks out" in out.getvalue()
 
 
 def test_a_calendar_link_post_with_a_wrong_action_says_so_and_changes_nothing(make_user) -> None:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import copy
+import hashlib
 import io
 import json
 
@@ -9,7 +10,7 @@ from django.core.management import CommandError, call_command
 
 from games.archive.records import record_build, record_verify
 from games.models import Game
-from tests.conftest import FIXED_SEED, play_to_the_end
+from tests.conftest import FIXED_SEED, a_legal_move, play_to_the_end, seat_user, to_move
 
 pytestmark = pytest.mark.django_db
 
@@ -41,6 +42,13 @@ def test_a_finished_record_is_complete_and_checks_out(finished):
         (lambda r: r["result"].update(status="active", places=[]), "says it goes on"),
         (lambda r: r["result"].update(status="won"), "status 'won' is none of"),
         (lambda r: r.update(format="something/2"), "not a mazesite-record/1"),
+        (lambda r: r["moves"][0].update(ply=7), "Move 1 is numbered 7"),
+        (lambda r: r["options"].update(clock="live"), "The clock 'live' is not this game's"),
+        (lambda r: r["options"].update(clock="P1D"), "The clock 'P1D' is not this game's"),
+        (
+            lambda r: r.update(clock_events=[{"at": r["moves"][0]["at"], "seat": 0, "kind": "x"}]),
+            "the kind 'x' is none of",
+        ),
     ],
 )
 def test_a_tampered_record_does_not_check_out(finished, tamper, problem):
@@ -48,6 +56,64 @@ def test_a_tampered_record_does_not_check_out(finished, tamper, problem):
     tamper(record)
     problems = record_verify(record)
     assert problems and any(problem in p for p in problems), problems
+
+
+@pytest.mark.parametrize(
+    ("reason", "problem"),
+    [
+        ("aborted", "clock ran out before it began, but it has moves"),
+        ("player_aborted", "several players moved"),
+        ("withdrawn", "withdrawn before it started, but it has moves, places"),
+        ("declined", "declined before it started, but it has moves, places"),
+        ("lost interest", "reason 'lost interest' is none of"),
+    ],
+)
+def test_a_game_cut_short_cannot_be_passed_off_as_aborted(finished, reason, problem):
+    """A lost game's record cut after a few moves and said to be aborted (which has no result)
+    used to check out: an abort's reason says what moves the game may have."""
+    record = copy.deepcopy(record_build(finished, viewer_seat=None))
+    record["moves"] = record["moves"][:3]  # three players' moves: nobody has won yet
+    record["result"] = {"status": "aborted", "reason": reason, "places": []}
+    problems = record_verify(record)
+    assert problems and any(problem in p for p in problems), problems
+    # Still running, it would have no seed yet.
+    record["result"] = {"status": "active", "reason": "", "places": []}
+    assert any("seed is published at its end" in p for p in record_verify(record))
+
+
+def test_games_aborted_by_the_rules_check_out(make_cornmaze, make_user):
+    from games.play import challenges, core
+
+    # Aborted by a player after its creator's move; aborted on time with no move; withdrawn.
+    # The first of these fixed seeds that has the creator move first.
+    games = (make_cornmaze(seed=hashlib.sha256(b"%d" % i).digest()) for i in range(20))
+    game = next(g for g in games if to_move(g) == 0)
+    core.move_submit(
+        game_id=game.pk, user=seat_user(game, 0), number=0, move={"shifts": a_legal_move(game)}
+    )
+    challenges.game_abort(game_id=game.pk, user=seat_user(game, 1))
+    on_time = make_cornmaze()
+    on_time.seats.exclude(deadline=None).update(deadline="2000-01-01T00:00Z")
+    core.seat_timeout(game_id=on_time.pk, seat_index=to_move(on_time))
+    creator = make_user()
+    withdrawn = core.game_create(
+        kind="cornmaze",
+        creator=creator,
+        options={},
+        clock_choice="P3D",
+        seats=[core.SeatPlan(), core.SeatPlan()],
+        reserved=challenges.challenged_players(names=[make_user().username], creator=creator),
+    )
+    challenges.game_withdraw(game_id=withdrawn.pk, user=withdrawn.seats.get(index=0).user)
+    for aborted, reason in (
+        (game, "player_aborted"),
+        (on_time, "aborted"),
+        (withdrawn, "withdrawn"),
+    ):
+        aborted.refresh_from_db()
+        record = record_build(aborted, viewer_seat=None)
+        assert (record["result"]["status"], record["result"]["reason"]) == ("aborted", reason)
+        assert record_verify(record) == [], reason
 
 
 def test_a_running_game_cannot_be_verified_yet(make_cornmaze):

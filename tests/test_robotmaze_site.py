@@ -329,6 +329,11 @@ def test_a_set_up_that_never_finished_is_aborted_on_timeout(game):
         page = Client().get(url).content.decode()
         assert said in page and "nobody moved" not in page, url
     assert "set-up not finished, no result" in Client().get(reverse("archive")).content.decode()
+    # Its record, a set-up move and an abort on time, checks out.
+    assert (
+        record_verify(json.loads(Client().get(reverse("game_record", args=[game.pk])).content))
+        == []
+    )
 
 
 def responses(game: Game, client: Client) -> list[str]:

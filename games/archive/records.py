@@ -12,8 +12,16 @@ from urllib.parse import urlsplit
 from django.conf import settings
 
 from games.engines import ENGINES, IllegalMove
-from games.engines.base import JSON
-from games.models import Game, departure, json_safe
+from games.engines.base import JSON, Engine
+from games.models import (
+    ABORTED_ON_TIME,
+    CALLED_OFF,
+    PLAYER_ABORTED,
+    Clock,
+    Game,
+    departure,
+    json_safe,
+)
 
 FORMAT = "mazesite-record/1"
 
@@ -193,7 +201,28 @@ def record_verify(record: Any) -> list[str]:
     problems: list[str] = []
     if hashlib.sha256(seed).hexdigest() != record.get("seed_sha256"):
         problems.append("The seed does not match the SHA-256 published at the start.")
+    claimed = record["result"]
+    if claimed["status"] == str(Game.Status.ABORTED) and claimed.get("reason") in CALLED_OFF:
+        # Called off before it started: the seed drew nothing, there is nothing to replay.
+        if (
+            record["moves"]
+            or claimed["places"]
+            or record.get("first_seat") is not None
+            or record.get("initial")
+        ):
+            problems.append(
+                f"The record says the game was {claimed['reason']} before it started, but it "
+                "has moves, places or a starting position."
+            )
+        return problems
     options = {k: v for k, v in record["options"].items() if k not in CLOCK_KEYS}
+    clock = record["options"].get("clock")
+    if clock not in Clock.values or (clock == Clock.LIVE) != (options.get("mode") == "live"):
+        # A live race and a slow one rank their runners differently.
+        problems.append(
+            f"The clock {clock!r} is not this game's: a live race's is 'live', "
+            "another game's 'P3D' or 'P30D'."
+        )
     players = record["players"]
     try:
         state = engine.start(seed, options, len(players))
@@ -201,14 +230,21 @@ def record_verify(record: Any) -> list[str]:
         return [*problems, f"The game cannot be set up from these options: {exc}"]
     if engine.first_seat(state) != record.get("first_seat"):
         problems.append("The first seat is not the one the seed gives.")
-    for entry in record["moves"]:
+    for number, entry in enumerate(record["moves"], start=1):
         ply = entry["ply"]
+        if ply != number:
+            problems.append(f"Move {number} is numbered {ply}: a game's moves are 1, 2, 3 and on.")
+            return problems
         try:
             move = entry["move"]
             move = engine.replay_move(move, entry["outcome"])
             state, outcome = engine.apply(state, entry["seat"], move)
-        except (IllegalMove, LookupError, TypeError, ValueError, AttributeError) as exc:
+        except IllegalMove as exc:
             problems.append(f"Move {ply} is not legal: {exc}")
+            return problems
+        except (LookupError, TypeError, ValueError, AttributeError):
+            # Not the engine's sentence: Python's own about a value of the wrong shape.
+            problems.append(f"Move {ply} is not legal: it is not a {engine.TITLE} move.")
             return problems
         if json_safe(outcome) != entry.get("outcome"):
             problems.append(f"Move {ply}: the outcome is not what the rules and the seed give.")
@@ -217,7 +253,6 @@ def record_verify(record: Any) -> list[str]:
     if json_safe(engine.initial(state)) != record.get("initial"):
         problems.append("The starting position is not the one the seed and the moves give.")
     result = engine.result(state)
-    claimed = record["result"]
     status = claimed["status"]
     if result is None and status == "finished":
         # A live race closed at its deadline, which is no move.
@@ -232,9 +267,33 @@ def record_verify(record: Any) -> list[str]:
     elif result is not None:
         said = "it goes on" if status == "active" else "it was aborted"
         problems.append(f"The moves finish the game, but the record says {said}.")
+    elif status == "active":
+        problems.append(
+            "The record says the game goes on, but a game's seed is published at its end."
+        )
     elif claimed["places"]:
         problems.append("A game that did not finish has no places.")
+    else:
+        problems += _abort_problems(engine, state, record["moves"], claimed.get("reason"))
     return problems
+
+
+def _abort_problems(engine: Engine, state: JSON, moves: list[JSON], reason: Any) -> list[str]:
+    """Whether the moves of a record that says its game was aborted allow that reason: a game
+    that was played on cannot be passed off as aborted (models.py, ABORTED_ON_TIME...)."""
+    if reason == ABORTED_ON_TIME:
+        if engine.play_started(state, len(moves)):
+            return ["The record says the game's clock ran out before it began, but it has moves."]
+    elif reason == PLAYER_ABORTED:
+        if len({entry["seat"] for entry in moves}) > 1:
+            return [
+                "The record says a player aborted the game, which is allowed only before anyone "
+                "but its creator moved, but several players moved."
+            ]
+    elif reason not in CALLED_OFF:  # those are checked before the replay (record_verify)
+        known = ", ".join((ABORTED_ON_TIME, PLAYER_ABORTED, *CALLED_OFF))
+        return [f"An aborted game's reason {reason!r} is none of {known}."]
+    return []
 
 
 def _compared(name: str, value: Any) -> Any:
@@ -333,6 +392,10 @@ def clock_events_problems(record: JSON, seats: int) -> list[str]:
                 )
             else:
                 started[-1][1] = at
+        else:
+            problems.append(
+                f"Clock event {i}: the kind {kind!r} is none of gift, vacation_start, vacation_end."
+            )
     for entry in record["moves"]:
         if not entry["move"].get("timeout"):
             continue

@@ -26,15 +26,24 @@ from games import clock
 from games.bots import levels
 from games.engines import ENGINES
 from games.mail import notices
-from games.models import Game, Profile, Seat, users_named
+from games.models import (
+    DECLINED,
+    EXPIRED,
+    PLAYER_ABORTED,
+    WITHDRAWN,
+    Game,
+    Profile,
+    Seat,
+    users_named,
+)
 from games.play import core, deadlines
 from games.play.core import GameError
 
 CHALLENGE_DAYS = 7
 MAX_CHALLENGED = 5  # a Corn maze has six seats at most
 
-# Not "aborted": that is the reason of a game aborted by its clock (no move in time).
-WITHDRAWN, DECLINED, EXPIRED, ABORTED = "withdrawn", "declined", "expired", "player_aborted"
+# Not "aborted" (ABORTED_ON_TIME): that is the reason of a game aborted by its clock.
+ABORTED = PLAYER_ABORTED
 
 
 def challenge_expires(game: Game) -> bool:

@@ -30,14 +30,19 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         path = options["file"]
         try:
-            text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
-            record = json.loads(text)
+            # utf-8-sig: a file saved with a byte order mark (as some editors do) reads too.
+            text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8-sig")
+            record = json.loads(text.removeprefix("\ufeff"))
         except OSError as exc:
             raise CommandError(f"Cannot read {path}: {exc.strerror}") from None
         except UnicodeDecodeError:
             raise CommandError(f"{path} is not JSON: it is not UTF-8 text.") from None
-        except ValueError as exc:  # JSONDecodeError, or a number too long to read
+        except json.JSONDecodeError as exc:
             raise CommandError(f"{path} is not JSON: {exc}") from None
+        except ValueError:  # Python's limit on the digits of an integer
+            raise CommandError(
+                f"{path} is not a record: it holds a number too long to read."
+            ) from None
         except RecursionError:
             raise CommandError(f"{path} is nested too deeply to be a record.") from None
         problems = record_verify(record)
