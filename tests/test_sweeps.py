@@ -113,7 +113,9 @@ def test_players_who_left_in_different_ways_are_each_named_as_they_left() -> Non
         sent = {row.seat: outbox.outbox_send(outbox_id=row.pk) for row in rows}
     assert sent == {0: "sent", 1: "sent", 2: "sent"}
     bodies = {m.to[0]: m.body for m in mail.outbox}
-    assert f"{names[winner.index]} won ({how})." in bodies[winner.user.email]
+    # The winner is told "You won", not its own name.
+    assert f"\nYou won ({how})." in bodies[winner.user.email]
+    assert f"{names[winner.index]} won" not in bodies[winner.user.email]
     assert (
         f"{names[winner.index]} won (you resigned and {names[late]} ran out of time)."
         in bodies[seats[quitter].user.email]

@@ -326,7 +326,7 @@ def _result(game: Game, seats: list[Seat], mine: Seat) -> dict[str, Any]:
                 game.result_reason, live_race=game.clock == Clock.LIVE, ply=game.ply
             ),
         }
-    winners = [s.name for s in seats if s.place == 1]
+    winners = [_seat_name(seats, s.index, mine) for s in seats if s.place == 1]
     how = ""
     if game.result_reason in {"resign", "timeout"}:
         left = [(_seat_name(seats, seat, mine), how) for seat, how in game.departures()]
@@ -339,8 +339,11 @@ def _result(game: Game, seats: list[Seat], mine: Seat) -> dict[str, Any]:
         outcome = "it ended"
     else:
         outcome = "you lost"
-    summary = f"{' and '.join(winners) or 'Nobody'} won"
-    summary += f" ({how})." if how else "."
+    # A sentence: "You won", "Nobody won"; a username as it is spelt ("bob won").
+    said = " and ".join(winners) or "nobody"
+    if said.startswith(("you", "nobody")):
+        said = said[0].upper() + said[1:]
+    summary = f"{said} won" + (f" ({how})." if how else ".")
     return {"outcome": outcome, "summary": summary}
 
 
