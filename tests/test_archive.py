@@ -426,3 +426,12 @@ def test_the_archive_feed_is_atom_with_an_entry_per_game(client, mixed):
     # With the archive's filters.
     robots = ET.fromstring(client.get("/archive/feed/?game=robotmaze").content)
     assert len(robots.findall(f"{ATOM}entry")) == 2
+    # A player's name in other capitals: the feed under the name as written (it was empty).
+    moved = client.get("/archive/feed/?player=CAT&game=robotmaze")
+    assert (moved.status_code, moved["Location"]) == (
+        301,
+        "/archive/feed/?player=cat&game=robotmaze",
+    )
+    cats = ET.fromstring(client.get(moved["Location"]).content)
+    assert len(cats.findall(f"{ATOM}entry")) == 2
+    assert client.get("/archive/feed/?player=nobody-here").status_code == 200

@@ -55,6 +55,18 @@ class ArchiveFeed(_GamesFeed):
     title = "mazesite: finished games"
     subtitle = "Every finished game on mazesite, newest first, each with its replay."
 
+    def __call__(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        # A player's name in another case: the feed under the name as written, for good, as the
+        # archive's page does (it was an empty feed).
+        _, filters = filters_from(request.GET)
+        if filters.player and reads.player_named(filters.player) is None:
+            written = reads.name_as_written(filters.player)
+            if written is not None:
+                params = request.GET.copy()
+                params["player"] = written
+                return redirect(f"{reverse('archive_feed')}?{params.urlencode()}", permanent=True)
+        return super().__call__(request, *args, **kwargs)
+
     def get_object(self, request: HttpRequest) -> Filters:
         _, filters = filters_from(request.GET)
         return filters
