@@ -205,10 +205,10 @@ def test_a_program_before_the_other_warehouse_is_set_up_is_refused_as_such(game,
     assert response.status_code == 409 and "The game is over." in response.content.decode()
 
 
-def test_abort_after_ones_own_set_up_says_who_moved(game):
-    """Bob (who joined) has set up and alice has not: neither may abort, and bob is told it
-    is his own set-up that counts (he used to be told another player had moved)."""
-    set_up(game, seats=(1,))
+def test_abort_after_the_set_up_says_who_moved(game):
+    """Both have set up and the play has begun: neither may abort, and bob (who joined) is
+    told it is his own move that counts (he used to be told another player had moved)."""
+    set_up(game)
     alice, bob = (game.seats.get(index=seat).user for seat in (0, 1))
     with pytest.raises(core.GameError) as refused:
         challenges.game_abort(game_id=game.pk, user=bob)
@@ -218,10 +218,6 @@ def test_abort_after_ones_own_set_up_says_who_moved(game):
     with pytest.raises(core.GameError, match="another player has moved already"):
         challenges.game_abort(game_id=game.pk, user=alice)
     assert Game.objects.get(pk=game.pk).status == "active"
-    # Alice (who made the game) sets up too: bob's own move is still what stops him.
-    set_up(game, seats=(0,))
-    with pytest.raises(core.GameError, match="you have moved already"):
-        challenges.game_abort(game_id=game.pk, user=bob)
 
 
 def test_program_preview_outcomes_and_the_end(game):
@@ -303,6 +299,20 @@ def test_the_first_program_has_a_whole_clock_whoever_set_up_last(last):
     assert reminder.due == ready + timedelta(days=3) - timedelta(days=3) / 5
     mails = Outbox.objects.filter(game=game, seat=first, kind=Outbox.Kind.YOUR_TURN)
     assert sorted(mails.values_list("ply", flat=True)) == [0, 2]  # the set-up's, the program's
+
+
+def test_a_set_up_that_has_not_finished_may_be_aborted_by_either_player(game):
+    """As its clock would abort it: the creator may abort after the other set up (the page
+    offered only resigning, at the cost of a loss)."""
+    set_up(game, seats=(1,))
+    alice = client_for(game.seats.get(index=0).user)
+    page = alice.get(reverse("game", args=[game.pk])).content.decode()
+    assert reverse("game_abort", args=[game.pk]) in page
+    assert alice.post(reverse("game_abort", args=[game.pk])).status_code == 302
+    game.refresh_from_db()
+    assert (game.status, game.result_reason) == (Game.Status.ABORTED, "player_aborted")
+    record = json.loads(Client().get(reverse("game_record", args=[game.pk])).content)
+    assert record_verify(record) == []
 
 
 def test_a_set_up_that_never_finished_is_aborted_on_timeout(game):

@@ -158,10 +158,14 @@ def game_abort(*, game_id: int, user: User) -> Game:
 
 
 def abortable(game: Game, seats: Sequence[Seat]) -> bool:
-    """Whether nobody but the game's creator has moved yet in this running game (one query)."""
+    """Whether nobody but the game's creator has moved yet in this running game (one query).
+    A Robot Maze Race's set-up is not play: while it is unfinished the game may be aborted, as
+    its clock would abort it, whoever has set up."""
     if game.status != Game.Status.ACTIVE:
         return False
     if game.ply == 0:
+        return True
+    if game.state is not None and not ENGINES[game.kind].play_started(game.state, game.ply):
         return True
     creator = [s.index for s in seats if s.user_id is not None and s.user_id == game.created_by_id]
     return not game.moves.exclude(seat__in=creator).exists()
