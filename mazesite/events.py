@@ -3,9 +3,10 @@
     uvicorn mazesite.events:app --port 8001 --timeout-graceful-shutdown 2
 
 `GET /games/<id>/events?as=watch|runner&v=<version>` is an event stream (text/event-stream) of
-one live race. The process subscribes once to the Redis channel of race versions
-(games/live.py: "game G is at version V", sent after each change commits) and fans each
-message out to the viewers of that game connected to it:
+one live race (any other game, and a private race still waiting for players, is a 404). The
+process subscribes once to the Redis channel of race versions (games/live.py: "game G is at
+version V", sent after each change commits) and fans each message out to the viewers of that
+game connected to it:
 
 - a spectator (`as=watch`) gets the race's spectator board, `event: board`, data
   `{"v": V, "html": "<section id=game ...>"}`: the same for every spectator (a spectator sees
