@@ -3,6 +3,7 @@ who is waited for, one time format, the favicon, Resign without JavaScript, the 
 
 from __future__ import annotations
 
+import hashlib
 import re
 from datetime import UTC, datetime, timedelta
 
@@ -167,3 +168,22 @@ def test_a_missing_page_is_the_sites_own(client):
     assert "There is nothing here" in page and 'aria-label="Site"' in page
     missing_game = client.get(reverse("game", args=[999_999])).content.decode()
     assert "No such game." in missing_game
+
+
+def test_a_page_without_javascript_is_told_to_reload_for_a_bots_move(make_cornmaze):
+    """Such a page does not poll: while a bot is to move it says to reload (in <noscript>,
+    which a page with JavaScript, updated by its poll, does not show)."""
+    with core.bot_tasks_paused():
+        # The first of these fixed seeds with the bot to move first.
+        games = (
+            make_cornmaze(bots=["simple"], seed=hashlib.sha256(b"%d" % i).digest())
+            for i in range(20)
+        )
+        game = next(g for g in games if to_move(g) == 1)
+    person = client_for(seat_user(game, 0))
+    said = "<noscript> Reload the page in a moment for the bot's move.</noscript>"
+    assert said in person.get(reverse("game", args=[game.pk])).content.decode()
+    core.bot_turn_play(game_id=game.pk, ply=game.ply)
+    game.refresh_from_db()
+    assert to_move(game) == 0
+    assert said not in person.get(reverse("game", args=[game.pk])).content.decode()

@@ -279,6 +279,8 @@ def game_context(
         "seats": seat_rows,
         "winners": [s.name for s in seats if s.place == 1],
         "movers": [s.name for s in seats if s.index in to_move],
+        # A page without JavaScript does not poll: it is told to reload for a bot's move.
+        "bot_to_move": playing and any(s.bot for s in seats if s.index in to_move),
         "my_seat": my_seat,
         "your_turn": my_seat is not None and my_seat.index in to_move,
         # What the move form carries so that the move counts once (play.core.move_number).
