@@ -392,10 +392,6 @@ def clock_events_problems(record: JSON, seats: int) -> list[str]:
                 )
             else:
                 started[-1][1] = at
-        else:
-            problems.append(
-                f"Clock event {i}: the kind {kind!r} is none of gift, vacation_start, vacation_end."
-            )
     for entry in record["moves"]:
         if not entry["move"].get("timeout"):
             continue
