@@ -364,9 +364,7 @@ def challenge_context(
     creator_seats = {s.index for s in seats if s.user_id and s.user_id == game.created_by_id}
     if my_seat is None or game.status != Game.Status.ACTIVE:
         can_abort = False
-    elif game.ply == 0 or (
-        game.state is not None and not get_engine(game.kind).play_started(game.state, game.ply)
-    ):
+    elif not core.play_started(game):
         can_abort = True  # nobody moved, or only a Robot Maze Race's set-up (challenges.abortable)
     else:
         # A race's page reads no moves: its Abort is offered only before the first step, and

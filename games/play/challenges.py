@@ -42,9 +42,6 @@ from games.play.core import GameError
 CHALLENGE_DAYS = 7
 MAX_CHALLENGED = 5  # a Corn maze has six seats at most
 
-# Not "aborted" (ABORTED_ON_TIME): that is the reason of a game aborted by its clock.
-ABORTED = PLAYER_ABORTED
-
 
 def challenge_expires(game: Game) -> bool:
     """Whether this open game has seats kept for players who have not accepted in time."""
@@ -152,7 +149,7 @@ def game_abort(*, game_id: int, user: User) -> Game:
             others = game.moves.exclude(seat__in=mine_or_free).exists()
             who = "another player has" if others else "you have"
             raise GameError(f"Too late to abort: {who} moved already. You can resign instead.")
-        core.game_end(game, at=clock.now(), reason=ABORTED, places=None)
+        core.game_end(game, at=clock.now(), reason=PLAYER_ABORTED, places=None)
         game.save(update_fields=list(core.GAME_END_FIELDS))
     return game
 
@@ -163,9 +160,7 @@ def abortable(game: Game, seats: Sequence[Seat]) -> bool:
     its clock would abort it, whoever has set up."""
     if game.status != Game.Status.ACTIVE:
         return False
-    if game.ply == 0:
-        return True
-    if game.state is not None and not ENGINES[game.kind].play_started(game.state, game.ply):
+    if not core.play_started(game):
         return True
     creator = [s.index for s in seats if s.user_id is not None and s.user_id == game.created_by_id]
     return not game.moves.exclude(seat__in=creator).exists()

@@ -32,7 +32,7 @@ from games.bots import get_bot, levels
 from games.engines import IllegalMove, get_engine
 from games.engines.base import JSON, Engine, Result
 from games.mail import notices
-from games.models import Clock, Game, Move, Profile, Seat, json_safe
+from games.models import ABORTED_ON_TIME, Clock, Game, Move, Profile, Seat, json_safe
 from games.play import deadlines, pacing, vacations
 
 logger = logging.getLogger(__name__)
@@ -380,9 +380,9 @@ def seats_time_out(expired: Sequence[tuple[Game, int]]) -> int:
             continue
         # A game nobody has played in yet is aborted, as the rules say, before any automatic
         # vacation could hold it open.
-        if not _play_started(game):
+        if not play_started(game):
             done += 1
-            endings.append(Ending(game, seats[game_id], now, "aborted", None))
+            endings.append(Ending(game, seats[game_id], now, ABORTED_ON_TIME, None))
             continue
         if vacations.automatic_vacation(game=game, seat=seat, now=now):
             continue  # its deadline moved past the vacation
@@ -418,7 +418,7 @@ def _is_guest(user: User) -> bool:
     return Profile.objects.filter(user=user, is_guest=True).exists()
 
 
-def _play_started(game: Game) -> bool:
+def play_started(game: Game) -> bool:
     """Whether a real move has been made: set-up moves (Robot Maze Race) do not count."""
     if game.state is None:
         return game.ply > 0

@@ -39,7 +39,7 @@ from games.bots import get_bot
 from games.bots import mazerace as race_bots
 from games.engines import mazerace as rules
 from games.engines.base import JSON, Result
-from games.models import Clock, Game, Seat, json_safe
+from games.models import ABORTED_ON_TIME, Clock, Game, Seat, json_safe
 from games.play import core, pacing
 
 logger = logging.getLogger(__name__)
@@ -211,7 +211,7 @@ def race_advance(*, game_id: int) -> float | None:
         now = clock.now()
         if game.race_starts_at is None:
             if game.race_deadline is not None and game.race_deadline <= now:
-                core.game_end(game, at=now, reason="aborted", places=None)
+                core.game_end(game, at=now, reason=ABORTED_ON_TIME, places=None)
                 game.save()
                 live.publish_on_commit(game)
             return None
