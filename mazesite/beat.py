@@ -104,10 +104,16 @@ class BeatLock:
         return True
 
     def release(self) -> None:
+        """Let the lock go now. PostgreSQL frees a session's advisory lock when its backend
+        ends, a moment after the connection closes: unlocked first, the lock is free as soon
+        as this returns (a beat that dies instead frees it when its session goes)."""
         for attribute in ("_conn", "_file"):
             held = getattr(self, attribute)
             setattr(self, attribute, None)
             if held is not None:
+                with contextlib.suppress(Exception):  # a broken connection holds nothing
+                    if attribute == "_conn":
+                        held.execute("SELECT pg_advisory_unlock(%s)", [lock_key(self.name)])
                 with contextlib.suppress(Exception):  # closing a broken connection
                     held.close()
 

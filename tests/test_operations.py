@@ -353,7 +353,7 @@ def test_of_two_beats_one_holds_the_lock_and_the_other_takes_it_when_the_first_g
         assert first.holding() is True
         assert second.holding() is False
         assert first.holding() is True  # still held: checked on its connection
-        first.release()  # the first beat dies: its session, and the lock, go
+        first.release()  # the first beat stops: its lock is free when release returns
         assert second.holding() is True
         assert first.holding() is False
     finally:
