@@ -404,6 +404,9 @@ class Profile(models.Model):
     # The secret of a guest's private link, which brings it back from another browser.
     guest_key = models.CharField(max_length=64, blank=True, db_index=True)
     email_verified = models.BooleanField(default=False)
+    # A new address waiting for its link to be opened. Until then the verified `user.email`
+    # keeps its mail and its password resets, so a typo does not cut the player off.
+    pending_email = models.CharField(max_length=254, blank=True, db_default="")
     # The calendar feed's link (games/accounts/calendar.py): "" means no link. The link's secret
     # is derived from this and SECRET_KEY, so the database alone does not give it away; a new
     # value makes a new link, and the old one stops working.

@@ -19,6 +19,7 @@ from django.urls import reverse
 
 from games.accounts import profiles
 from games.accounts.guests import guest_create, player_for
+from games.mail import preferences
 from games.models import Game, Profile, Seat, users_named
 from games.play import core
 
@@ -623,7 +624,7 @@ def test_a_guest_adds_an_email_and_verifies_it(
     assert b"verified" in client.get(reverse("account")).content
 
 
-def test_a_new_address_needs_verifying_again_and_old_links_die(
+def test_an_unverified_address_is_replaced_at_once_and_its_link_dies(
     client: Client, make_user, django_capture_on_commit_callbacks
 ) -> None:
     user = make_user("minos")
@@ -632,7 +633,6 @@ def test_a_new_address_needs_verifying_again_and_old_links_die(
         client.post(reverse("email_change"), {"email": "old@example.com"})
     user.refresh_from_db()
     old_token = profiles.email_verify_token(user=user)
-    assert Client().get(reverse("email_verify", args=[old_token])).status_code == 200
 
     with django_capture_on_commit_callbacks(execute=True):
         client.post(reverse("email_change"), {"email": "new@example.com"})
@@ -640,11 +640,103 @@ def test_a_new_address_needs_verifying_again_and_old_links_die(
     user.refresh_from_db()
     assert user.email == "new@example.com"
     assert user.profile.email_verified is False
+    assert user.profile.pending_email == ""
     response = Client().get(reverse("email_verify", args=[old_token]))
     assert response.status_code == 400
     assert b"no longer has" in response.content
     user.profile.refresh_from_db()
     assert user.profile.email_verified is False
+
+
+def verified_player(make_user, address: str = "old@example.com") -> User:
+    user = make_user("minos", password=PASSWORD)
+    user.email = address
+    user.save()
+    Profile.objects.update_or_create(user=user, defaults={"email_verified": True})
+    return user
+
+
+def test_a_verified_address_keeps_its_mail_until_the_new_one_is_confirmed(
+    client: Client,
+    make_user,
+    mailoutbox: list[mail.EmailMessage],
+    django_capture_on_commit_callbacks,
+) -> None:
+    user = verified_player(make_user)
+    client.force_login(user)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("email_change"), {"email": "new@exmaple.com"}, follow=True)
+
+    assert b"We sent a link to new@exmaple.com" in response.content
+    assert b"until then, mail keeps going to old@example.com" in response.content
+    user.refresh_from_db()
+    assert (user.email, user.profile.email_verified) == ("old@example.com", True)
+    assert user.profile.pending_email == "new@exmaple.com"
+    (link_mail,) = mailoutbox
+    assert link_mail.to == ["new@exmaple.com"]
+    page = client.get(reverse("account")).content.decode()
+    assert 'old@example.com</span>\n  <span class="verified">(verified)' in page
+    assert 'Changing to <span class="email-address">new@exmaple.com</span>' in page
+
+    # The typo'd address is not the player's yet: mail and password resets go to the old one.
+    assert preferences.verified_address(user) == "old@example.com"
+    Client().post(reverse("password_reset"), {"email": "old@example.com"})
+    assert mailoutbox[-1].to == ["old@example.com"]
+    assert "password" in mailoutbox[-1].subject.lower()
+    Client().post(reverse("password_reset"), {"email": "new@exmaple.com"})
+    assert len(mailoutbox) == 2
+
+    # Asking again sends the link to the waiting address.
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(reverse("email_verify_resend"))
+    assert mailoutbox[-1].to == ["new@exmaple.com"]
+
+    # The player fixes the typo: the first link dies, the second one makes the switch.
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(reverse("email_change"), {"email": "new@example.com"})
+    assert mailoutbox[-1].to == ["new@example.com"]
+    typo_link = link_in(link_mail, "email_verify")
+    assert Client().get(typo_link).status_code == 400
+    user.refresh_from_db()
+    assert (user.email, user.profile.pending_email) == ("old@example.com", "new@example.com")
+
+    response = Client().get(link_in(mailoutbox[-1], "email_verify"))
+    assert response.status_code == 200
+    assert b"new@example.com</strong> is verified" in response.content
+    user.refresh_from_db()
+    user.profile.refresh_from_db()
+    assert (user.email, user.profile.email_verified) == ("new@example.com", True)
+    assert user.profile.pending_email == ""
+    assert preferences.verified_address(user) == "new@example.com"
+    assert Client().get(link_in(mailoutbox[-1], "email_verify")).status_code == 200  # twice
+
+
+def test_asking_for_the_verified_address_again_calls_a_change_off(
+    client: Client,
+    make_user,
+    mailoutbox: list[mail.EmailMessage],
+    django_capture_on_commit_callbacks,
+) -> None:
+    user = verified_player(make_user)
+    client.force_login(user)
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(reverse("email_change"), {"email": "new@example.com"})
+    (link_mail,) = mailoutbox
+
+    # The account page's "Keep old@example.com" posts the verified address.
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("email_change"), {"email": "old@example.com"}, follow=True)
+
+    assert b"Mail keeps going to old@example.com" in response.content
+    assert b"email-pending" not in response.content
+    user.refresh_from_db()
+    assert (user.email, user.profile.email_verified) == ("old@example.com", True)
+    assert user.profile.pending_email == ""
+    assert len(mailoutbox) == 1
+    assert Client().get(link_in(link_mail, "email_verify")).status_code == 400
+    user.refresh_from_db()
+    assert user.email == "old@example.com"
 
 
 def test_an_address_is_kept_as_mail_goes_to_it_and_its_capitals_need_no_new_link(

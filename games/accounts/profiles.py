@@ -36,6 +36,15 @@ EMAIL_VERIFY_MAX_AGE = timedelta(days=7)
 # Guests are named `Guest NNNNN`; a registered name that looked like one would mislead players.
 RESERVED_PREFIX = "guest"
 USERNAME_TAKEN = "That username is taken. Choose another."
+# What `email_address_set` did: sent a link, kept the verified address as it was, or called
+# off a change to a new address that was waiting for its link.
+EMAIL_SENT = "sent"
+EMAIL_KEPT = "kept"
+EMAIL_CHANGE_CANCELLED = "cancelled"
+EMAIL_LINK_STALE = (
+    "This link is for an address the account no longer has. "
+    "Ask for a new one from your account page."
+)
 # What the columns hold; the forms check against these too.
 USERNAME_MAX_LENGTH: int = User._meta.get_field("username").max_length  # type: ignore[assignment]
 EMAIL_MAX_LENGTH: int = User._meta.get_field("email").max_length  # type: ignore[assignment]
@@ -210,11 +219,14 @@ def guest_link_login(*, request: HttpRequest, key: str) -> User:
     return guest
 
 
-def email_address_set(*, user: User, email: str) -> None:
-    """Store a new, unverified address and send it a link to verify. Setting the address it
-    already has only sends the link again, unless it is verified already; written in other
-    capitals, a verified address stays verified. The address is kept as mail would be sent to
-    it: NFKC (a full-width `ｅｘａｍｐｌｅ.com` is `example.com`), its domain in lower case."""
+def email_address_set(*, user: User, email: str) -> str:
+    """Set the user's address and send it a link to verify; returns what happened, one of
+    `EMAIL_SENT`, `EMAIL_KEPT` and `EMAIL_CHANGE_CANCELLED`. A player with a verified address
+    keeps it, for mail and password resets, until the link sent to the new one is opened
+    (`pending_email`); asking for the verified one again calls the change off. Without a
+    verified address the new one replaces the old at once. Written in other capitals, a
+    verified address stays verified. The address is kept as mail would be sent to it: NFKC (a
+    full-width `ｅｘａｍｐｌｅ.com` is `example.com`), its domain in lower case."""
     email = BaseUserManager.normalize_email(unicodedata.normalize("NFKC", email.strip()))
     if not email:
         raise AccountError("Enter an email address.", field="email")
@@ -225,28 +237,46 @@ def email_address_set(*, user: User, email: str) -> None:
     with transaction.atomic():
         locked = User.objects.select_for_update().get(pk=user.pk)
         profile = profile_for(locked)
-        if locked.email.casefold() == email.casefold() and profile.email_verified:
-            if locked.email != email:
-                locked.email = email
-                locked.save(update_fields=["email"])
-            user.email = email
-            return
+        if profile.email_verified and locked.email:
+            if locked.email.casefold() == email.casefold():
+                if locked.email != email:
+                    locked.email = email
+                    locked.save(update_fields=["email"])
+                user.email = email
+                if not profile.pending_email:
+                    return EMAIL_KEPT
+                profile.pending_email = ""
+                profile.save(update_fields=["pending_email"])
+                return EMAIL_CHANGE_CANCELLED
+            if profile.pending_email != email:
+                profile.pending_email = email
+                profile.save(update_fields=["pending_email"])
+            email_verification_request(user=locked)
+            return EMAIL_SENT
         if locked.email != email:
             locked.email = email
             locked.save(update_fields=["email"])
-            profile.email_verified = False
-            profile.save(update_fields=["email_verified"])
         email_verification_request(user=locked)
     user.email = email
+    return EMAIL_SENT
+
+
+def address_to_verify(user: User, profile: Profile) -> str:
+    """The address a verification link is for: a new one waiting while the verified one keeps
+    the mail, else the current one if it is not verified yet; "" when there is none."""
+    if profile.pending_email:
+        return profile.pending_email
+    return "" if profile.email_verified else user.email
 
 
 def email_verification_request(*, user: User) -> None:
-    """Send the user's current, unverified address a link to verify it, once the transaction
-    that set it has committed. A failing mail server is logged, not shown: the person can ask
-    for the link again from the account page."""
-    if not user.email:
+    """Send the address waiting to be verified (`address_to_verify`) a link to verify it, once
+    the transaction that set it has committed. A failing mail server is logged, not shown: the
+    person can ask for the link again from the account page."""
+    email = address_to_verify(user, profile_for(user))
+    if not email:
         raise AccountError("There is no email address to verify.", field="email")
-    user_id, email = user.pk, user.email
+    user_id = user.pk
     transaction.on_commit(
         lambda: email_verification_send(user_id=user_id, email=email), robust=True
     )
@@ -254,9 +284,9 @@ def email_verification_request(*, user: User) -> None:
 
 def email_verification_send(*, user_id: int, email: str) -> None:
     user = User.objects.filter(pk=user_id).first()
-    if user is None or user.email != email:
+    if user is None or address_to_verify(user, profile_for(user)) != email:
         return  # the address changed since; a link for it would be refused anyway
-    token = email_verify_token(user=user)
+    token = email_verify_token(user=user, email=email)
     context = {
         "user": user,
         "email": email,
@@ -273,15 +303,18 @@ def email_verification_send(*, user_id: int, email: str) -> None:
     message.send()
 
 
-def email_verify_token(*, user: User) -> str:
-    """A signed, dated token naming the user and the address; no database row needed. It is
-    good only while the user still has that address."""
-    return signing.dumps({"u": user.pk, "e": user.email}, salt=EMAIL_VERIFY_SALT, compress=True)
+def email_verify_token(*, user: User, email: str | None = None) -> str:
+    """A signed, dated token naming the user and an address (by default the user's current
+    one); no database row needed. It is good only while the user has that address, or is
+    waiting to verify it."""
+    address = user.email if email is None else email
+    return signing.dumps({"u": user.pk, "e": address}, salt=EMAIL_VERIFY_SALT, compress=True)
 
 
 def email_verify(*, token: str) -> User:
     """Mark the address in `token` as verified, if the token is genuine, recent and the user
-    still has that address. Opening the link twice is fine."""
+    still has that address or is waiting to verify it; a waiting address becomes the user's
+    address then. Opening the link twice is fine."""
     try:
         data = signing.loads(token, salt=EMAIL_VERIFY_SALT, max_age=EMAIL_VERIFY_MAX_AGE)
     except signing.SignatureExpired:
@@ -295,17 +328,24 @@ def email_verify(*, token: str) -> User:
         ) from None
     if not isinstance(data, dict) or not isinstance(data.get("u"), int):
         raise AccountError("This link is not valid.")
+    address = data.get("e")
     with transaction.atomic():
         user = User.objects.select_for_update().filter(pk=data["u"]).first()
-        if user is None or not user.email or user.email != data.get("e"):
-            raise AccountError(
-                "This link is for an address the account no longer has. "
-                "Ask for a new one from your account page."
-            )
-        profile = profile_for(user)
-        if not profile.email_verified:
+        profile = profile_for(user) if user is not None else None
+        if user is None or profile is None or not address:
+            raise AccountError(EMAIL_LINK_STALE)
+        if profile.pending_email and profile.pending_email == address:
+            user.email = address
+            user.save(update_fields=["email"])
+            profile.pending_email = ""
             profile.email_verified = True
-            profile.save(update_fields=["email_verified"])
+            profile.save(update_fields=["pending_email", "email_verified"])
+        elif user.email == address:
+            if not profile.email_verified:
+                profile.email_verified = True
+                profile.save(update_fields=["email_verified"])
+        else:
+            raise AccountError(EMAIL_LINK_STALE)
     return user
 
 

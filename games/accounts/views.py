@@ -73,8 +73,7 @@ def signup(request: HttpRequest) -> HttpResponse:
         else:
             login(request, user, backend=profiles.AUTH_BACKEND)
             messages.success(request, f"Welcome, {user.username}. Your account is ready.")
-            if user.email:
-                _verification_sent(request, user.email)
+            _verification_sent(request, user)
             return redirect(next_url or "lobby")
     status = 400 if request.method == "POST" else 200
     return render(request, "accounts/signup.html", {"form": form, "next": next_url}, status=status)
@@ -113,8 +112,7 @@ def guest_claim(request: HttpRequest) -> HttpResponse:
                 f"The account is yours, {claimed.username}. From now on, sign in with that name "
                 "and your password.",
             )
-            if claimed.email:
-                _verification_sent(request, claimed.email)
+            _verification_sent(request, claimed)
             return redirect("account")
     return _account_page(request, claim_form=form, status=400)
 
@@ -143,14 +141,20 @@ def email_change(request: HttpRequest) -> HttpResponse:
     if form.is_valid():
         _mail_limits(request, "verify", form.cleaned_data["email"])
         try:
-            profiles.email_address_set(user=user, email=form.cleaned_data["email"])
+            outcome = profiles.email_address_set(user=user, email=form.cleaned_data["email"])
         except AccountError as exc:
             form.add_error(exc.field, str(exc))
         else:
-            if profiles.profile_for(user).email_verified:
+            if outcome == profiles.EMAIL_KEPT:
                 messages.info(request, f"{user.email} is your address already, and verified.")
+            elif outcome == profiles.EMAIL_CHANGE_CANCELLED:
+                messages.info(
+                    request,
+                    f"Mail keeps going to {user.email}; the link sent to the new address "
+                    "no longer works.",
+                )
             else:
-                _verification_sent(request, user.email)
+                _verification_sent(request, user)
             return redirect("account")
     return _account_page(request, email_form=form, status=400)
 
@@ -159,16 +163,17 @@ def email_change(request: HttpRequest) -> HttpResponse:
 @login_required
 def email_verify_resend(request: HttpRequest) -> HttpResponse:
     user = _signed_in(request)
-    if profiles.profile_for(user).email_verified:
+    profile = profiles.profile_for(user)
+    if profile.email_verified and not profile.pending_email:
         messages.info(request, "Your address is verified already.")
         return redirect("account")
-    _mail_limits(request, "verify", user.email)
+    _mail_limits(request, "verify", profiles.address_to_verify(user, profile))
     try:
         profiles.email_verification_request(user=user)
     except AccountError as exc:
         messages.error(request, str(exc))
     else:
-        _verification_sent(request, user.email)
+        _verification_sent(request, user)
     return redirect("account")
 
 
@@ -477,5 +482,17 @@ def _mail_limits(request: HttpRequest, kind: str, address: str) -> None:
         limits.check(request, f"{kind}_mail_client", limits.client_ip(request))
 
 
-def _verification_sent(request: HttpRequest, email: str) -> None:
-    messages.info(request, f"We sent a link to {email}. Open it to confirm the address is yours.")
+def _verification_sent(request: HttpRequest, user: User) -> None:
+    """Say where a link to verify went, if one did: to the new address waiting to replace the
+    verified one, or to the user's address that is not verified yet."""
+    profile = profiles.profile_for(user)
+    if profile.pending_email:
+        messages.info(
+            request,
+            f"We sent a link to {profile.pending_email}. Open it to confirm the address is "
+            f"yours; until then, mail keeps going to {user.email}.",
+        )
+    elif user.email and not profile.email_verified:
+        messages.info(
+            request, f"We sent a link to {user.email}. Open it to confirm the address is yours."
+        )

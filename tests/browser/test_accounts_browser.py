@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.urls import reverse
 from playwright.sync_api import Page, expect
 
 from games.accounts.guests import guest_create
+from games.models import Profile
 
 pytestmark = pytest.mark.browser
 
@@ -118,3 +120,31 @@ def test_a_guest_signing_out_is_shown_its_private_link_first(new_page: Callable[
     page.get_by_role("button", name=f"Continue as {name}").click()
     expect(page.locator("header .whoami")).to_have_text(name)
     expect(page.locator("#your-games")).to_contain_text("Corn maze")
+
+
+def test_a_change_of_address_waits_for_its_link_and_can_be_called_off(
+    new_page: Callable[[], Page],
+) -> None:
+    user = User.objects.create_user("ariadne", password=PASSWORD, email="ariadne@example.com")
+    Profile.objects.create(user=user, email_verified=True)
+    page = new_page()
+    page.goto(reverse("login"))
+    page.locator("#id_username").fill("ariadne")
+    page.locator("#id_password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    page.goto(reverse("account"))
+
+    page.locator("#email-form #id_address_email").fill("ariadne@exmaple.com")
+    page.locator("#email-form").get_by_role("button", name="Save the address").click()
+
+    state = page.locator("#account-email")
+    expect(state).to_contain_text("ariadne@example.com (verified)")
+    expect(page.locator("#email-pending")).to_contain_text(
+        "Changing to ariadne@exmaple.com: open the link we sent it. "
+        "Until then, mail goes to ariadne@example.com."
+    )
+    page.locator("#email-pending").get_by_role("button", name="Keep ariadne@example.com").click()
+
+    expect(page.locator("main")).to_contain_text("Mail keeps going to ariadne@example.com")
+    expect(page.locator("#email-pending")).to_have_count(0)
+    expect(state).to_contain_text("ariadne@example.com (verified)")
