@@ -17,7 +17,7 @@ from django.urls import reverse
 
 from games.accounts.guests import guest_create
 from games.mail import digests, outbox, preferences, watching
-from games.models import EmailPreferences, Game, Outbox
+from games.models import EmailPreferences, Game, Outbox, Profile
 from games.play import core, sweeps
 from tests.worker_fixtures import (
     Queued,
@@ -487,6 +487,28 @@ def test_the_email_settings_page_changes_the_preferences(client) -> None:  # typ
         refused = client.post(url, bad)
         assert refused.status_code == 400 and sentence in refused.content.decode()
     assert EmailPreferences.objects.get(user=player).turn_mails == "digest"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("zone", "day", "said"),
+    [
+        ("UTC", datetime(2026, 1, 15, tzinfo=UTC), "at 07:00 UTC,"),
+        ("Europe/Paris", datetime(2026, 1, 15, tzinfo=UTC), "at 08:00 your time (Europe/Paris;"),
+        ("Europe/Paris", datetime(2026, 7, 15, tzinfo=UTC), "at 09:00 your time (Europe/Paris;"),
+        ("America/New_York", datetime(2026, 1, 15, tzinfo=UTC), "at 02:00 your time"),
+    ],
+)
+def test_the_digest_hour_is_said_in_the_players_own_time(  # type: ignore[no-untyped-def]
+    client, settings, zone: str, day: datetime, said: str
+) -> None:
+    settings.DIGEST_HOUR_UTC = 7
+    player = make_player()
+    Profile.objects.filter(user=player).update(time_zone=zone)
+    client.force_login(player)
+    with time_machine.travel(day, tick=False):
+        page = client.get(reverse("email_settings")).content.decode()
+    assert f"The digest goes out once a day, {said}" in page
 
 
 @pytest.mark.django_db

@@ -13,6 +13,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
+from games import clock
 from games.mail import preferences, watching
 from games.mail.preferences import NotificationError
 from games.models import EmailPreferences
@@ -71,11 +72,19 @@ def email_settings(request: HttpRequest) -> HttpResponse:
         messages.success(request, "Your email settings are saved.")
         return redirect("email_settings")
     status = 400 if request.method == "POST" else 200
+    assert user.pk is not None, "behind login_required"
+    zone = preferences.user_zone(user.pk)
+    digest_at = clock.now().replace(
+        hour=settings.DIGEST_HOUR_UTC, minute=0, second=0, microsecond=0
+    )
     context = {
         "form": form,
         "address": getattr(user, "email", ""),
         "verified": bool(preferences.verified_address(user)),
-        "digest_hour": settings.DIGEST_HOUR_UTC,
+        "digest_utc": f"{digest_at:%H:%M}",
+        # Today's hour in the player's zone: a change of summer time moves it by an hour.
+        "digest_local": f"{digest_at.astimezone(zone):%H:%M}",
+        "zone": zone.key,
     }
     return render(request, "accounts/email_settings.html", context, status=status)
 
