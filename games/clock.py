@@ -114,13 +114,24 @@ def clock_between(start: datetime, end: datetime, zone: ZoneInfo | None) -> time
         return end - start
     if end < start:
         return -clock_between(end, start, zone)
-    t, total = start, timedelta(0)
+    stopped = sum((b - a for a, b in weekends_between(start, end, zone)), timedelta(0))
+    return end - start - stopped
+
+
+def weekends_between(
+    start: datetime, end: datetime, zone: ZoneInfo
+) -> list[tuple[datetime, datetime]]:
+    """The weekends in `zone` from `start` to `end`, each cut to that span: when a clock with
+    weekends off stands still."""
+    out = []
+    t = start
     while t < end:
         weekend, monday = _weekend_from(t, zone)
-        if weekend > t:
-            total += min(weekend, end) - t
+        if weekend >= end:
+            break
+        out.append((max(weekend, start), min(monday, end)))
         t = monday
-    return total
+    return out
 
 
 def bank_after(

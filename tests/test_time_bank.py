@@ -21,11 +21,13 @@ from games import clock
 from games.accounts import calendar
 from games.archive import selectors
 from games.archive.records import record_build, record_verify
+from games.mail import outbox
 from games.models import Game, Outbox, Profile, Reminder, Seat
 from games.play import core, deadlines, sweeps, vacations
 from tests.worker_fixtures import legal_move, make_game, make_player, play_one, player_at, to_move
 
 DAY = timedelta(days=1)
+HOUR = timedelta(hours=1)
 # Both sides of UTC, with and without daylight saving, and zones whose change is at midnight
 # (Havana, Santiago), which is where a weekend starts or ends.
 ZONES = [
@@ -129,6 +131,21 @@ def test_a_clock_counted_back_from_its_end_has_exactly_that_time_left(
     # Counting back from the end of a clock run forward lands on a clock instant of the start.
     start = clock.clock_back(clock.clock_add(end, amount, zone), amount, zone)
     assert clock.clock_between(start, end, zone) == timedelta(0)
+
+
+@given(instants, st.timedeltas(min_value=timedelta(0), max_value=timedelta(days=40)), zones)
+@settings(max_examples=200, deadline=None)
+def test_the_weekends_between_two_instants_are_where_the_clock_stands_still(
+    start: datetime, span: timedelta, zone: ZoneInfo
+) -> None:
+    end = start + span
+    stops = clock.weekends_between(start, end, zone)
+    edges = [start, *(t for stop in stops for t in stop), end]
+    assert edges == sorted(edges)
+    for a, b in stops:
+        assert a < b and in_weekend(a, zone) and in_weekend(a + (b - a) / 2, zone)
+    for a, b in zip(edges[::2], edges[1::2], strict=True):  # the gaps: weekdays
+        assert a == b or not in_weekend(a + (b - a) / 2, zone)
 
 
 @given(instants, amounts)
@@ -278,6 +295,45 @@ def test_weekends_off_stop_the_clock_on_the_players_own_weekend(
 
 
 @pytest.mark.django_db
+def test_the_game_page_counts_a_clock_with_weekends_off_in_clock_time(queued) -> None:
+    players = [make_player(), make_player()]
+    with time_machine.travel(FRIDAY_NY - timedelta(hours=1), tick=False):
+        game = banked_game(*players, bank=0, weekends=True)
+        for player in players:
+            zone_of(player, "Europe/London")
+    with time_machine.travel(FRIDAY_NY, tick=False):
+        mover = 1 - move(game)
+    deadline = seat(game, mover).deadline
+    assert deadline == datetime(2026, 11, 4, 16, 0, tzinfo=UTC)  # 3 clock days on
+    saturday = datetime(2026, 10, 31, 0, 0, tzinfo=UTC)  # 00:00 GMT
+    monday = datetime(2026, 11, 2, 0, 0, tzinfo=UTC)
+    viewer = Client()
+    viewer.force_login(players[0])
+
+    def clock_shown(at: datetime) -> str:
+        with time_machine.travel(at, tick=False):
+            page = viewer.get(reverse("game", args=[game.pk])).content.decode()
+        start = page.index(f'data-deadline="{deadline.isoformat()}"')
+        return page[start : page.index("(until", start)]
+
+    friday = clock_shown(FRIDAY_NY + timedelta(hours=4))  # 20:00 GMT: 4 hours to the weekend
+    assert '<span class="left">2 days, 20:00:00</span>' in friday  # not 4 days, 20 hours
+    stops = json.loads(html.unescape(friday.split('data-stops="')[1].split('"')[0]))
+    assert stops == [[saturday.isoformat(), monday.isoformat()]]
+    assert '<span class="stopped" hidden>(stopped for the weekend)</span>' in friday
+
+    # In the weekend the clock stands still, and says so (the page is drawn for each look).
+    for at in (saturday + timedelta(hours=12), monday - timedelta(seconds=1)):
+        weekend = clock_shown(at)
+        assert '<span class="left">2 days, 16:00:00</span>' in weekend
+        assert '<span class="stopped">(stopped for the weekend)</span>' in weekend
+    assert '<span class="left">2 days, 15:00:00</span>' in clock_shown(monday + HOUR)
+    # A clock that always runs has no stops.
+    plain = make_game(make_player(), make_player())
+    assert "data-stops" not in viewer.get(reverse("game", args=[plain.pk])).content.decode()
+
+
+@pytest.mark.django_db
 def test_a_bank_with_weekends_off_is_counted_in_clock_time_over_a_dst_change(queued) -> None:
     """Sydney (UTC+11, daylight saving from 4 October 2026) and Los Angeles (UTC-7/-8): the
     bank spent is clock time, the weekend not counted."""
@@ -421,7 +477,7 @@ def london_turn_from(at: datetime) -> tuple[Game, int]:
 
 @pytest.mark.django_db
 def test_with_weekends_off_the_reminder_comes_at_a_fifth_of_the_clock_never_in_a_weekend(
-    queued, django_capture_on_commit_callbacks
+    queued, django_capture_on_commit_callbacks, mailoutbox
 ) -> None:
     """A 3-day turn from Wednesday 12:00 in London (GMT) ends on Monday 12:00. A fifth of it
     (14:24) is left on Friday at 21:36: 12 hours on Monday, 2:24 before the weekend. Wall time
@@ -464,7 +520,13 @@ def test_with_weekends_off_the_reminder_comes_at_a_fifth_of_the_clock_never_in_a
         assert sweeps.reminders_sweep() == 0
     with time_machine.travel(moved_due, tick=False), django_capture_on_commit_callbacks():
         assert sweeps.reminders_sweep() == 1
-    assert Outbox.objects.filter(kind="reminder", seat=mover).count() == 1
+    (row,) = Outbox.objects.filter(kind="reminder", seat=mover)
+    # It says the time left on the clock: 8:24 on Friday and 6 hours on Monday, not the
+    # weekend's wall time too.
+    with time_machine.travel(moved_due, tick=False):
+        assert outbox.outbox_send(outbox_id=row.pk) == "sent"
+    (reminder_mail,) = mailoutbox
+    assert "\n14:24:00 left: until Monday 23 November 2026, 06:00" in reminder_mail.body
 
 
 @pytest.mark.django_db

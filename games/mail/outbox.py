@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from smtplib import SMTPException
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -240,11 +241,12 @@ def _context(row: Outbox, user: Any) -> dict[str, Any] | None:
         now = clock.now()
         told = chatnews.unread(user_id=user.pk, game_ids=[s.game_id for s in seats])
         context["chat_told"] = told
+        zone = _clock_zone(user.pk, [s.game for s in seats])
         context["games"] = [
             {
                 "game": s.game,
                 "url": settings.SITE_URL + s.game.get_absolute_url(),
-                "left": clock.format_left(s.deadline - now) if s.deadline else "",
+                "left": _left(s.game, s.deadline, zone, now) if s.deadline else "",
                 "deadline": s.deadline,
                 "chat": told.get(s.game_id, []),
             }
@@ -280,7 +282,8 @@ def _context(row: Outbox, user: Any) -> dict[str, Any] | None:
     elif row.kind in {Kind.YOUR_TURN, Kind.REMINDER}:
         assert mine.deadline is not None
         context["deadline"] = mine.deadline
-        context["left"] = clock.format_left(mine.deadline - clock.now())
+        zone = _clock_zone(user.pk, [game])
+        context["left"] = _left(game, mine.deadline, zone, clock.now())
         context["clock"] = clock.format_left(game.clock_duration or timedelta())
         # A race has no turns: its clock runs from the start until the runner is out.
         context["race"] = wording.steps_apart(game.kind)
@@ -394,6 +397,20 @@ def outbox_queue_due(*, now: datetime, limit: int = 500) -> int:
         Outbox.objects.filter(pk__in=ids).update(next_try_at=now + task_grace())
         send_on_commit(ids)
     return len(ids)
+
+
+def _clock_zone(user_id: int, games: Sequence[Game]) -> ZoneInfo | None:
+    """The person's own zone if one of these games has weekends off (a query), else None."""
+    if any(game.clock_options.get("weekends_off") for game in games):
+        return preferences.user_zone(user_id)
+    return None
+
+
+def _left(game: Game, deadline: datetime, zone: ZoneInfo | None, now: datetime) -> str:
+    """The time a person's clock has left: with weekends off, counted on the clock, which
+    stands still in their weekends (`zone`: their own, from `_clock_zone`)."""
+    weekends_off = zone is not None and game.clock_options.get("weekends_off")
+    return clock.format_left(clock.clock_between(now, deadline, zone if weekends_off else None))
 
 
 def digest_seats(user_id: int) -> list[Seat]:

@@ -4,10 +4,12 @@ its seats (archive.selectors.game_for_page)."""
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.core.cache import cache
@@ -201,6 +203,22 @@ def _log_lines(
     )
 
 
+def _clock_row(seat: Seat, zone: ZoneInfo | None, now: datetime) -> dict[str, Any]:
+    """A seat's clock: its time left, counted on its clock (`zone`: weekends off in it); the
+    weekends until its deadline, when the clock stands still, for the page to count down
+    between (`stops`: JSON, [[start, end], ...], "" for none); whether it stands still now."""
+    if not seat.deadline:
+        return {"left": None, "stops": "", "stopped": False}
+    if zone is None or seat.deadline <= now:
+        return {"left": clock.format_left(seat.deadline - now), "stops": "", "stopped": False}
+    stops = clock.weekends_between(now, seat.deadline, zone)
+    return {
+        "left": clock.format_left(clock.clock_between(now, seat.deadline, zone)),
+        "stops": json.dumps([[a.isoformat(), b.isoformat()] for a, b in stops]) if stops else "",
+        "stopped": bool(stops) and stops[0][0] == now,
+    }
+
+
 def game_context(
     game: Game,
     user: Any,
@@ -243,7 +261,7 @@ def game_context(
             "seat": s,
             "colour": colour(s.index),
             "to_move": s.index in to_move,
-            "left": clock.format_left(s.deadline - now) if s.deadline else None,
+            **_clock_row(s, zones.get(s.index), now),
             "you": s == my_seat,
             "url": seat_url(s),
             "dropped": s.index in dropped,

@@ -3,9 +3,10 @@ viewer, kept in the cache, so that a page seen again, by the same viewer or anot
 the same, costs one small read (`page_facts`) instead of the game, its seats and the drawing.
 
 A game in progress by turns or a slow race is kept (`Game.Status.ACTIVE`, not a live race,
-no time bank), and a game over (finished or aborted, any kind): an open game shows joins,
-challenges and invites that change without a move, a live race and a bank count down with the
-clock. What a kept partial may show is decided by its key:
+no time bank, no weekends off), and a game over (finished or aborted, any kind): an open game
+shows joins, challenges and invites that change without a move, a live race and a bank count
+down with the clock, and a clock with weekends off stands still in its weekends. What a kept partial
+may show is decided by its key:
 
 - the game (id and the seed's hash, as contexts._log_key), its version (every move, gift of
   time, vacation and join adds one, and so does a rematch offer), its status;
@@ -101,7 +102,7 @@ _FACTS_COLUMNS = f"""
 SELECT s.index, s.user_id, s.reserved_for_id, s.bot, s.deadline, s.bank, s.place,
        v.started_at, v.until,
        g.version, g.status, g.seed_sha256, g.clock, g.race_starts_at,
-       g.clock_options ? 'bank_days', g.created_by_id, g.kind,
+       g.clock_options ?| array['bank_days', 'weekends_off'], g.created_by_id, g.kind,
        EXISTS (SELECT 1 FROM games_chatmessage c WHERE c.game_id = g.id),
        g.finished_at,
        CASE WHEN g.status = '{Game.Status.FINISHED}' THEN (
@@ -187,7 +188,7 @@ def _facts_rows_orm(game_id: int) -> list[tuple[Any, ...]]:
             "user__username",
         )
     )
-    return [(*r[:14], "bank_days" in (r[14] or {}), *r[15:]) for r in rows]
+    return [(*r[:14], _clock_counted_per_look(r[14]), *r[15:]) for r in rows]
 
 
 def _facts_rows_of(game: Game) -> list[tuple[Any, ...]]:
@@ -202,7 +203,7 @@ def _facts_rows_of(game: Game) -> list[tuple[Any, ...]]:
                 vacation.started_at if vacation else None,
                 vacation.until if vacation else None,
                 *(game.version, game.status, game.seed_sha256, game.clock, game.race_starts_at),
-                "bank_days" in (game.clock_options or {}),
+                _clock_counted_per_look(game.clock_options),
                 # Whether the chat has a message: not known (a move's answer shows no chat).
                 *(game.created_by_id, game.kind, None, game.finished_at),
                 # No rematch: a game's rematch is offered after its last move.
@@ -211,6 +212,13 @@ def _facts_rows_of(game: Game) -> list[tuple[Any, ...]]:
             )
         )
     return rows
+
+
+def _clock_counted_per_look(clock_options: dict[str, Any] | None) -> bool:
+    """Whether a game's clocks are drawn afresh on each look: a time bank counts down with
+    the clock, and a clock with weekends off stands still in its weekends (the SQL above asks
+    the same with `?|`)."""
+    return bool({"bank_days", "weekends_off"} & set(clock_options or {}))
 
 
 def page_facts(
@@ -235,7 +243,7 @@ def page_facts(
         counts = (rows[0][-2], rows[0][-1])
         rows = [r[:-2] for r in rows]
     first = rows[0]
-    version, status, seed_sha, game_clock, race_starts_at, banked, created_by, kind = first[9:17]
+    version, status, seed_sha, game_clock, race_starts_at, per_look, created_by, kind = first[9:17]
     written, finished_at, rematch = first[17:20]
     deadlines = {r[0]: r[4] for r in rows if r[4] is not None}
     seat = next((r[0] for r in rows if me is not None and r[1] == me), None)
@@ -253,7 +261,7 @@ def page_facts(
         status != Game.Status.ACTIVE
         or game_clock == Clock.LIVE
         or race_starts_at is not None
-        or banked
+        or per_look
     ):
         return facts
     if seat is not None:

@@ -5,6 +5,7 @@ template loop: a move's answer draws them for every move."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from html import escape
 from typing import Any
 
@@ -41,11 +42,7 @@ def seat_list_html(rows: Sequence[dict[str, Any]], *, give_url: str, csrf_input:
             out.append(_rating_html(row["rating"]))
         out.append("\n      ")
         if row["left"]:
-            out.append(
-                f'<span class="clock" data-deadline="{escape(seat.deadline.isoformat())}">Clock:'
-                f' <span class="left">{escape(row["left"])}</span>'
-                f' <span class="until">(until {time_html(seat.deadline)})</span></span>'
-            )
+            out.append(_clock_html(seat.deadline, row["left"], row["stops"], row["stopped"]))
         out.append("\n      ")
         if row["bank"]:
             spent = (
@@ -69,6 +66,22 @@ def seat_list_html(rows: Sequence[dict[str, Any]], *, give_url: str, csrf_input:
             )
         out.append("\n    </li>\n    ")
     return mark_safe("".join(out))  # noqa: S308 - names and texts escaped above
+
+
+def _clock_html(deadline: datetime, left: str, stops: str, stopped: bool) -> str:
+    """A seat's clock, which the page counts down to `deadline` (static/js/site.js), standing
+    still in each of `stops` (its weekends off, JSON) and saying so while in one."""
+    stops_attr = f' data-stops="{escape(stops)}"' if stops else ""
+    note = ""
+    if stops:
+        note = (
+            f' <span class="stopped"{"" if stopped else " hidden"}>(stopped for the weekend)</span>'
+        )
+    return (
+        f'<span class="clock" data-deadline="{escape(deadline.isoformat())}"{stops_attr}>Clock:'
+        f' <span class="left">{escape(left)}</span>{note}'
+        f' <span class="until">(until {time_html(deadline)})</span></span>'
+    )
 
 
 def _rating_html(change: Any) -> str:

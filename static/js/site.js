@@ -102,11 +102,23 @@ document.documentElement.classList.add("js"); // what only a page without JavaSc
     var clock = h + ":" + pad(m) + ":" + pad(s);
     return days ? days + (days === 1 ? " day, " : " days, ") + clock : clock;
   }
+  // Time left on a clock: to its deadline, less the weekends off still to come (data-stops,
+  // [[start, end], ...]), in which it stands still and says so.
   function tick() {
     document.querySelectorAll("[data-deadline]").forEach(function (el) {
-      var deadline = new Date(el.dataset.deadline);
+      var now = Date.now();
+      var deadline = Date.parse(el.dataset.deadline);
+      var ms = deadline - now;
+      var stopped = false;
+      JSON.parse(el.dataset.stops || "[]").forEach(function (stop) {
+        var start = Date.parse(stop[0]), end = Date.parse(stop[1]);
+        ms -= Math.max(0, Math.min(end, deadline) - Math.max(start, now));
+        if (start <= now && now < end) stopped = true;
+      });
       var left = el.querySelector(".left");
-      if (left) left.textContent = format(deadline - Date.now());
+      if (left) left.textContent = format(ms);
+      var note = el.querySelector(".stopped");
+      if (note) note.hidden = !stopped;
     });
   }
   // Second shift: grey out the columns the first shift would block.

@@ -5,11 +5,15 @@ not to move gives the other a day, which the other sees by polling."""
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime, time, timedelta
 
+from django.contrib.auth.models import User
 from playwright.sync_api import Page, expect
 
+from games import clock
 from games.engines import cornmaze
 from games.models import Game, Profile, Seat
+from games.play import core
 from tests.browser.conftest import TIMEOUT_MS
 
 PASSWORD = "correct horse battery"
@@ -112,3 +116,41 @@ def test_a_game_with_a_bank_and_weekends_off_and_a_day_given(browser, live_serve
         name_whole(pages)  # Alice was to move on one of the two checks
     finally:
         context.close()
+
+
+def test_a_clock_with_weekends_off_stands_still_in_the_weekend_as_the_page_counts(
+    new_page,
+) -> None:
+    players = [User.objects.create_user(name) for name in ("ariadne", "theseus")]
+    game = core.game_create(
+        kind="cornmaze",
+        creator=players[0],
+        options={"size": 8},
+        clock_choice="P3D",
+        seats=[core.SeatPlan(), core.SeatPlan()],
+        clock_options={"weekends_off": True},
+    )
+    core.game_join(game_id=game.pk, user=players[1])
+    now = clock.now()
+    # The weekend after this one's Saturday 00:00 UTC (the players' zone), and a deadline past it.
+    saturday = datetime.combine(now.date(), time(), tzinfo=UTC) + timedelta(
+        days=(5 - now.weekday()) % 7 or 7
+    )
+    deadline = now + timedelta(days=12)
+    Seat.objects.filter(game=game, deadline__isnull=False).update(deadline=deadline)
+
+    page = new_page()
+    in_weekend = saturday + timedelta(hours=12)
+    page.clock.set_fixed_time(in_weekend)
+    page.goto(f"/games/{game.pk}/")
+    seat_clock = page.locator(f'#clocks .clock[data-deadline="{deadline.isoformat()}"]')
+    left = clock.clock_between(in_weekend, deadline, UTC)
+    assert left < deadline - in_weekend - timedelta(days=1)  # the weekend's rest is not counted
+    expect(seat_clock.locator(".left")).to_have_text(clock.format_left(left))
+    expect(seat_clock.locator(".stopped")).to_be_visible()
+
+    monday_noon = saturday + timedelta(days=2, hours=12)
+    page.clock.set_fixed_time(monday_noon)
+    left = clock.clock_between(monday_noon, deadline, UTC)
+    expect(seat_clock.locator(".left")).to_have_text(clock.format_left(left))
+    expect(seat_clock.locator(".stopped")).to_be_hidden()
