@@ -449,7 +449,9 @@ def _account_page(
         "is_guest": profile.is_guest,
         "private_link": request.build_absolute_uri(link_path) if link_path else None,
         "claim_form": claim_form or ClaimForm(),
-        "email_form": email_form or EmailForm(initial={"email": user.email}),
+        # The address waiting for its link, if any: a typo in it is mended there.
+        "email_form": email_form
+        or EmailForm(initial={"email": profile.pending_email or user.email}),
         "has_password": user.has_usable_password(),
         **_calendar_context(request, user, profile),
         "time_zone_form": time_zone_form or TimeZoneForm(initial={"time_zone": profile.time_zone}),

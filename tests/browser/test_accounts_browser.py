@@ -143,6 +143,8 @@ def test_a_change_of_address_waits_for_its_link_and_can_be_called_off(
         "Changing to ariadne@exmaple.com: open the link we sent it. "
         "Until then, mail goes to ariadne@example.com."
     )
+    # The form holds the waiting address, for a typo to be mended there.
+    expect(page.locator("#email-form #id_address_email")).to_have_value("ariadne@exmaple.com")
     page.locator("#email-pending").get_by_role("button", name="Keep ariadne@example.com").click()
 
     expect(page.locator("main")).to_contain_text("Mail keeps going to ariadne@example.com")
