@@ -268,6 +268,24 @@ document.documentElement.classList.add("js"); // what only a page without JavaSc
   document.addEventListener("htmx:afterSwap", learn);
   document.addEventListener("DOMContentLoaded", learn);
 
+  // When the race is on (the countdown begins, after the Ready button further down, or by a
+  // poll while this runner waits for the others) a runner whose maze is not wholly in view is
+  // brought to it: on a phone the maze and the Ready button do not fit on one screen together.
+  var phase = null;
+  function started() {
+    var board = document.getElementById("board");
+    var was = phase;
+    phase = board ? board.dataset.phase : null;
+    var maze = document.getElementById("maze-board");
+    if (was !== "ready" || (phase !== "countdown" && phase !== "running") || !maze || !steer()) return;
+    var box = maze.getBoundingClientRect();
+    if (box.top >= 0 && box.bottom <= window.innerHeight) return;
+    // Its bottom at the screen's, so the countdown above it shows too; its top, if it is taller.
+    maze.scrollIntoView({ block: box.height > window.innerHeight ? "start" : "end" });
+  }
+  document.addEventListener("htmx:afterSettle", started);
+  document.addEventListener("DOMContentLoaded", started);
+
   // A poll answered before a step and delivered after it must not put the runner back.
   document.addEventListener("htmx:beforeSwap", function (event) {
     var target = event.detail.target;

@@ -250,3 +250,71 @@ def test_the_results_on_a_phone_fit_it_never_break_a_number_and_keep_their_rows_
     assert len(lines) == 4 * 4
     for kind, text, count in lines:
         assert count <= (3 if kind == "how" else 1), (text, count)
+
+
+PHONE = {"width": 375, "height": 740}
+
+
+@pytest.mark.parametrize(
+    ("viewport", "last_ready"),
+    [
+        (PHONE, "this runner"),
+        ({"width": 390, "height": 844}, "the other runner"),
+        ({"width": 1280, "height": 900}, "this runner"),
+    ],
+)
+def test_a_runner_sees_its_whole_maze_when_the_race_starts_and_steers_there(
+    new_page, live_server, queued: Queued, viewport: dict[str, int], last_ready: str
+) -> None:
+    """On a phone the Ready button is below the maze, out of sight: the page scrolled down to
+    it used to stay there through the countdown and the race, the maze above the screen. When
+    the countdown begins (this runner's own Ready, or the other's seen by the poll) the whole
+    maze is in view, and the keys and a swipe on it steer. A desktop's page is not moved."""
+    game = make_race(2)
+    page = new_page()
+    page.set_viewport_size(viewport)
+    session = client_for(game.seats.get(index=0).user).cookies[settings.SESSION_COOKIE_NAME]
+    page.context.add_cookies(
+        [{"name": session.key, "value": session.value, "url": live_server.url}]
+    )
+    page.goto(f"/games/{game.pk}/")
+    other = game.seats.get(index=1).user
+    if last_ready == "this runner":
+        race.race_ready(game_id=game.pk, user=other)
+    page.locator("#ready").click()
+    if last_ready == "the other runner":
+        expect(page.locator("#status")).to_contain_text("you are ready")
+        race.race_ready(game_id=game.pk, user=other)
+    expect(page.locator("#countdown")).to_contain_text("the race starts in")
+    game.refresh_from_db()
+    assert game.race_starts_at is not None
+    wait_until(lambda: datetime.now(UTC) >= game.race_starts_at, timeout=10, what="the start")
+
+    maze = page.locator("#maze-board svg")
+    expect(maze).to_be_in_viewport(ratio=1)
+    box = maze.bounding_box()
+    assert box is not None
+    assert box["y"] >= 0 and box["y"] + box["height"] <= viewport["height"], box
+    if viewport["width"] > 760:
+        assert page.evaluate("window.scrollY") == 0
+    page.screenshot(path=SHOTS / f"mazerace-started-{viewport['width']}.png")
+
+    # The arrow keys steer (and do not scroll the page)...
+    page.keyboard.press(KEYS[site.an_open_way(game, 0)])
+    wait_until(lambda: runner(game, 0)["steps"] == 1, timeout=10, what="the key's step")
+    settled(page, game)
+    # ... and so does a swipe across the maze, by touch.
+    way = site.an_open_way(game, 0)
+    dx, dy = {"N": (0, -60), "E": (60, 0), "S": (0, 60), "W": (-60, 0)}[way]
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Emulation.setTouchEmulationEnabled", {"enabled": True, "maxTouchPoints": 1})
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x, "y": y}]})
+    cdp.send(
+        "Input.dispatchTouchEvent",
+        {"type": "touchMove", "touchPoints": [{"x": x + dx, "y": y + dy}]},
+    )
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+    wait_until(lambda: runner(game, 0)["steps"] == 2, timeout=10, what="the swipe's step")
+    settled(page, game)
+    expect(maze).to_be_in_viewport(ratio=1)
