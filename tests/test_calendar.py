@@ -16,7 +16,7 @@ from games.accounts import calendar
 from games.accounts.guests import guest_create
 from games.accounts.profiles import profile_for
 from games.models import Game, Profile, Seat
-from games.play import core
+from games.play import core, vacations
 from tests.conftest import a_legal_move, seat_user, to_move
 
 pytestmark = pytest.mark.django_db
@@ -35,7 +35,20 @@ def feed(client, path: str, status: int = 200) -> Calendar:
     response = client.get(path)
     assert response.status_code == status, response.content[:300]
     assert response["Content-Type"] == "text/calendar; charset=utf-8"
-    return Calendar.from_ical(response.content)
+    cal = Calendar.from_ical(response.content)
+    strict(cal)
+    return cal
+
+
+def strict(cal: Calendar) -> None:
+    """What a strict validator asks: PRODID, VERSION and at least one component in the
+    calendar (RFC 5545, 3.4 and 3.6), each component with its required properties, and nothing
+    the parser had to skip."""
+    cal.validate()
+    for component in cal.walk():
+        assert not component.errors, component.errors
+        for name in component.required:
+            assert name in component, f"{component.name} without {name}"
 
 
 def events(cal: Calendar) -> list:
@@ -93,6 +106,73 @@ def test_the_uid_stays_for_the_turn_and_changes_with_the_next(client, make_cornm
     assert str(turn["UID"]) != str(before["UID"]) and "-ply-1@" in str(turn["UID"])
     assert turn.decoded("DTSTART") == moved_at + timedelta(days=3)
     assert turn.decoded("DTSTAMP") == moved_at
+
+
+def test_a_moved_deadline_is_a_newer_copy_of_the_event_and_nothing_else_is(client, make_cornmaze):
+    """A calendar program takes an event again when its SEQUENCE goes up: a gift of time, a
+    vacation, its early end and the admin each move the deadline, and each raise it, with
+    LAST-MODIFIED and DTSTAMP at the change where one is kept; asked again with nothing
+    changed, the feed is the same bytes."""
+    with time_machine.travel(T0, tick=False):
+        game = make_cornmaze(seats=2)
+    mover = seat_user(game, to_move(game))
+    other = seat_user(game, 1 - to_move(game))
+    path = link_for(mover)
+    index = to_move(game)
+
+    def event_now(at: datetime) -> tuple:
+        with time_machine.travel(at, tick=False):
+            (event,) = events(feed(client, path))
+            assert client.get(path).content == client.get(path).content
+        return (
+            str(event["UID"]),
+            event.decoded("DTSTART"),
+            int(event["SEQUENCE"]),
+            event.decoded("LAST-MODIFIED"),
+            event.decoded("DTSTAMP"),
+        )
+
+    uid, deadline, sequence, modified, stamp = event_now(T0 + timedelta(minutes=1))
+    assert (modified, stamp) == (T0, T0)
+    assert event_now(T0 + timedelta(minutes=2)) == (uid, deadline, sequence, modified, stamp)
+
+    steps = []
+    given = T0 + timedelta(hours=1)
+    with time_machine.travel(given, tick=False):
+        core.time_give(game_id=game.pk, user=other, seat_index=index)
+    steps.append((given, event_now(given + timedelta(minutes=1))))
+    away = T0 + timedelta(hours=2)
+    with time_machine.travel(away, tick=False):
+        vacations.vacation_start(user=mover, until=T0 + timedelta(days=2))
+    steps.append((away, event_now(away + timedelta(minutes=1))))
+    back = T0 + timedelta(hours=3)
+    with time_machine.travel(back, tick=False):
+        vacations.vacation_end(user=mover)
+    steps.append((back, event_now(back + timedelta(minutes=1))))
+    for at, (same_uid, moved, higher, modified, stamp) in steps:
+        assert same_uid == uid
+        assert moved != deadline
+        assert higher > sequence
+        assert modified == stamp == at
+        deadline, sequence = moved, higher
+
+    # The admin keeps no time of the change: the SEQUENCE alone says it.
+    later = deadline + timedelta(days=1)
+    core.seat_deadline_move(game_id=game.pk, seat_index=index, deadline=later)
+    _, moved, higher, _, _ = event_now(back + timedelta(hours=1))
+    assert moved == later and higher > sequence
+
+
+def test_a_feed_with_no_game_is_a_valid_calendar(client, make_user):
+    """RFC 5545 wants a component in every calendar: with no event, the UTC time zone."""
+    response = client.get(link_for(make_user()))
+    cal = Calendar.from_ical(response.content)
+    strict(cal)
+    assert events(cal) == []
+    (zone,) = cal.walk("VTIMEZONE")
+    assert str(zone["TZID"]) == "UTC"
+    (standard,) = zone.walk("STANDARD")
+    assert standard.decoded("TZOFFSETTO") == standard.decoded("TZOFFSETFROM") == timedelta(0)
 
 
 def test_a_new_link_makes_the_old_one_404_and_stop_ends_it(client, make_cornmaze):

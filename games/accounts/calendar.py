@@ -8,7 +8,17 @@ a 404. Guests have one too: they play the same slow games, and the link shows de
 it signs nobody in, unlike their private link.
 
 The feed costs three queries whatever the number of games: the profile, the seats with their
-games, and those games' seats with their players."""
+games, and those games' seats with their players.
+
+A calendar program keeps an event by its UID (one a turn) and takes a new copy of it when the
+copy's SEQUENCE is higher. The SEQUENCE is the game's version, which every change a viewer can
+see bumps (a move, a gift of time, a vacation, the admin moving a deadline), so it never goes
+down and goes up whenever the deadline can have moved; LAST-MODIFIED is the latest stored time
+of what touched the seat's turn (`_changed_at`). Both come from the database alone: polled
+again with nothing changed, the feed is the same bytes.
+
+The calendar always holds a VTIMEZONE for UTC, in which every time of the feed is written:
+RFC 5545 wants at least one component, and a player with no game to move has no event."""
 
 from __future__ import annotations
 
@@ -22,11 +32,11 @@ from django.db import transaction
 from django.db.models import OuterRef, Prefetch, Subquery
 from django.urls import reverse
 from django.utils.crypto import constant_time_compare, salted_hmac
-from icalendar import Alarm, Calendar, Event, vDuration
+from icalendar import Alarm, Calendar, Event, Timezone, TimezoneStandard, vDuration
 
 from games import clock
 from games.mail.notices import reminder_time
-from games.models import Game, Move, Profile, Seat
+from games.models import ClockEvent, Game, Move, Profile, Seat
 from games.ui import wording
 
 SALT = "mazesite.accounts.calendar"
@@ -84,6 +94,7 @@ def calendar_feed(*, user: User, site_url: str) -> bytes:
     cal.add("description", "The games where it is your move on mazesite, at their deadlines.")
     cal.add("refresh-interval", vDuration(REFRESH), parameters={"VALUE": "DURATION"})
     cal.add("x-published-ttl", vDuration(REFRESH))
+    cal.add_component(_utc())
     host = urlsplit(site_url).hostname or "mazesite"
     for seat in _seats_to_move(user):
         cal.add_component(_event(seat, site_url=site_url, host=host))
@@ -92,8 +103,14 @@ def calendar_feed(*, user: User, site_url: str) -> bytes:
 
 def _seats_to_move(user: User) -> list[Seat]:
     """The user's seats with a deadline running (the index seat_user_finished), each with its
-    game (read without its state), the game's last move's time, and its seats' players."""
+    game (read without its state), the game's last move's time, the seat's last vacation
+    event's time, and its seats' players."""
     last_move = Move.objects.filter(game=OuterRef("game_id")).order_by("-ply").values("at")[:1]
+    last_vacation = (
+        ClockEvent.objects.filter(game=OuterRef("game_id"), seat=OuterRef("index"))
+        .order_by("-at")
+        .values("at")[:1]
+    )
     return list(
         Seat.objects.filter(
             user=user,
@@ -103,7 +120,7 @@ def _seats_to_move(user: User) -> list[Seat]:
         )
         .select_related("game", "user__profile")
         .defer("game__state", "game__seed")
-        .annotate(last_move_at=Subquery(last_move))
+        .annotate(last_move_at=Subquery(last_move), last_vacation_at=Subquery(last_vacation))
         .prefetch_related(
             Prefetch("game__seats", queryset=Seat.objects.select_related("user").order_by("index"))
         )
@@ -128,12 +145,15 @@ def _event(seat: Seat, *, site_url: str, host: str) -> Event:
     summary = event_summary(seat)
     seats = len(game.seats.all())
     rule = wording.out_of_time(game.kind, seats)
-    stamp: datetime = getattr(seat, "last_move_at", None) or game.started_at or clock.now()
+    stamp = _changed_at(seat)
     event = Event()
     # One event per turn: the same game, seat and ply keep their UID while the deadline moves.
     event.add("uid", f"game-{game.pk}-seat-{seat.index}-ply-{game.ply}@{host}")
+    # The object served is the one made at its last change (the feed is made again the same
+    # from the database at every fetch): that is when it was created, not the fetch.
     event.add("dtstamp", stamp)
     event.add("last-modified", stamp)
+    event.add("sequence", game.version)
     event.add("dtstart", deadline)  # no DTEND: an instant (RFC 5545, 3.6.1)
     event.add("summary", summary)
     event.add("description", f"{summary}. Play it before this time: {url}\n{rule}")
@@ -156,6 +176,35 @@ def _event(seat: Seat, *, site_url: str, host: str) -> Event:
         alarm.add("trigger", -before)
         event.add_component(alarm)
     return event
+
+
+def _changed_at(seat: Seat) -> datetime:
+    """When the seat's event last changed: its turn's start (the game's last move, or its
+    start), a gift of time to the seat, or its player's vacation starting or ending, the
+    latest of these."""
+    game = seat.game
+    times = [getattr(seat, "last_move_at", None) or game.started_at or clock.now()]
+    vacation: datetime | None = getattr(seat, "last_vacation_at", None)
+    if vacation is not None:
+        times.append(vacation)
+    times += [
+        datetime.fromisoformat(e["at"]) for e in game.clock_events if e.get("seat") == seat.index
+    ]
+    return max(times)
+
+
+def _utc() -> Timezone:
+    """UTC as a VTIMEZONE: the calendar's one component when it has no event."""
+    zone = Timezone()
+    zone.add("tzid", "UTC")
+    standard = TimezoneStandard()
+    # A time zone's onset is a local time, never in UTC (RFC 5545, 3.6.5).
+    standard.add("dtstart", datetime(1970, 1, 1))  # noqa: DTZ001
+    standard.add("tzoffsetfrom", timedelta(0))
+    standard.add("tzoffsetto", timedelta(0))
+    standard.add("tzname", "UTC")
+    zone.add_component(standard)
+    return zone
 
 
 # Writes

@@ -701,6 +701,9 @@ def seat_deadline_move(*, game_id: int, seat_index: int, deadline: datetime) -> 
         seat = game.seats.filter(index=seat_index).first()
         deadline_move_check(game=game, seat=seat, deadline=deadline)
         assert seat is not None
+        if deadline != seat.deadline:
+            game.version += 1  # the page shows the deadline, the calendar feed too
+            game.save(update_fields=["version"])
         deadlines.deadlines_set([(game, seat, deadline)])
     return seat
 
