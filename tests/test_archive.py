@@ -338,6 +338,22 @@ def test_keyset_pages_keep_the_filters(client, people):
     assert parse_qs(urlparse(urls[1]).query)["player"] == ["ann"]
 
 
+def test_reversed_dates_are_refused_and_filter_nothing(client, people):
+    """A range that ends before it starts is reported and left out whole: neither of its dates
+    filters the list or the feed."""
+    games = bulk_finished(6, [people["ann"], people["bob"]], step=timedelta(days=1))
+    reversed_range = {"from": "2026-05-31", "to": "2026-05-29"}  # T0 is 1 June
+    for url in ("/archive/", "/players/ann/"):
+        response = client.get(url, reversed_range)
+        assert response.status_code == 200
+        assert "The end date is before the start date." in response.content.decode()
+        assert ids(response) == newest_first(games)
+        # The dates stay in the form, to be put right.
+        assert 'value="2026-05-31"' in response.content.decode()
+    entries = ET.fromstring(client.get("/archive/feed/", reversed_range).content)
+    assert len(entries.findall(f"{ATOM}entry")) == len(games)
+
+
 def test_cursor_tokens_round_trip_to_the_microsecond():
     at = datetime(2026, 3, 4, 5, 6, 7, 891011, tzinfo=UTC)
     cursor = reads.Cursor(at=at, id=42)

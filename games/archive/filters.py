@@ -90,6 +90,8 @@ class FilterForm(forms.Form):
         since, until = data.get("from"), data.get("to")
         if since and until and since > until:
             self.add_error("to", "The end date is before the start date.")
+            # A refused range filters by neither end: the start alone would be half of it.
+            data.pop("from", None)
         if data.get("result") and "player" in self.fields and not data.get("player"):
             self.add_error("result", "Choose a player to see the games they won or lost.")
         return data
