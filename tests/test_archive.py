@@ -338,6 +338,47 @@ def test_keyset_pages_keep_the_filters(client, people):
     assert parse_qs(urlparse(urls[1]).query)["player"] == ["ann"]
 
 
+def links_of(response) -> dict[str, str]:
+    """The page's pager links by their rel."""
+    found = re.findall(r'href="([^"]+)"[^>]*rel="(\w+)"', response.content.decode())
+    return {rel: url.replace("&amp;", "&") for url, rel in found}
+
+
+@pytest.mark.parametrize("base", ["/archive/", "/archive/?player=ann", "/players/ann/"])
+def test_a_cursor_made_by_hand_never_leads_to_an_empty_page(client, people, base):
+    """A cursor is a place in the list, and a hand-made one can stand past either end: its page
+    shows what is there, and every Newer or Older link on it leads to games."""
+    games = bulk_finished(30, [people["ann"], people["bob"]])
+    order = newest_first(games)
+    newest, oldest = (
+        max(games, key=lambda g: g.finished_at),
+        min(games, key=lambda g: g.finished_at),
+    )
+    ahead = reads.Cursor(at=datetime(2500, 1, 1, tzinfo=UTC), id=1).token
+    sep = "&" if "?" in base else "?"
+    for query in [
+        "before=0.0",
+        "after=0.0",
+        f"before={ahead}",
+        f"after={ahead}",
+        f"before={reads.Cursor(at=newest.finished_at, id=newest.pk).token}",
+        f"after={reads.Cursor(at=oldest.finished_at, id=oldest.pk).token}",
+    ]:
+        response = client.get(f"{base}{sep}{query}")
+        assert response.status_code == 200
+        links = links_of(response)
+        assert "first" in links, query  # the newest page is always a click away
+        for rel in ("prev", "next"):
+            if rel in links:
+                assert ids(client.get(links[rel])), f"{query}: {rel} is an empty page"
+
+    # Before the beginning of time: the oldest games, newer ones a click away, nothing older.
+    response = client.get(f"{base}{sep}before=0.0")
+    assert ids(response) == order[-25:]
+    assert "next" not in links_of(response)
+    assert ids(client.get(links_of(response)["prev"])) == order[:5]
+
+
 def test_reversed_dates_are_refused_and_filter_nothing(client, people):
     """A range that ends before it starts is reported and left out whole: neither of its dates
     filters the list or the feed."""

@@ -324,40 +324,68 @@ def finished_page(
         params["until"] = _db_datetime(_day_start(filters.until + timedelta(days=1)))
     # `at <= cursor` alone is what lets the index seek; the OR settles equal times by id.
     cursor = before or after
+    cursor_where: list[str] = []
     if cursor is not None:
         params.update(cursor_at=_db_datetime(cursor.at), cursor_id=cursor.id)
         if before is not None:
-            where.append(f"{at} >= %(cursor_at)s")
-            where.append(f"({at} > %(cursor_at)s OR {game_id} > %(cursor_id)s)")
+            cursor_where.append(f"{at} >= %(cursor_at)s")
+            cursor_where.append(f"({at} > %(cursor_at)s OR {game_id} > %(cursor_id)s)")
         else:
-            where.append(f"{at} <= %(cursor_at)s")
-            where.append(f"({at} < %(cursor_at)s OR {game_id} < %(cursor_id)s)")
+            cursor_where.append(f"{at} <= %(cursor_at)s")
+            cursor_where.append(f"({at} < %(cursor_at)s OR {game_id} < %(cursor_id)s)")
     order = "ASC" if before is not None else "DESC"
     lists = [
-        (f"{source} WHERE {' AND '.join(where)}", f"{at} {order}, {game_id} {order}", "%(limit)s")
+        (
+            f"{source} WHERE {' AND '.join(where + cursor_where)}",
+            f"{at} {order}, {game_id} {order}",
+            "%(limit)s",
+        )
     ]
-    first = cursor is None
-    if running_of is not None and running_of.playing and first:
-        lists.append(_running(running_of, filters, params))
-    found, *running = _game_lists(params, *lists)
+    if cursor is None:
+        if running_of is not None and running_of.playing:
+            lists.append(_running(running_of, filters, params))
+    else:
+        # The two games nearest the cursor on its other side: a cursor made by hand can stand
+        # past either end of the list, and a link back over it would be an empty dead end.
+        back = "DESC" if before is not None else "ASC"
+        behind_where = [*where, "NOT (" + " AND ".join(cursor_where) + ")"]
+        lists.append(
+            (
+                f"{source} WHERE {' AND '.join(behind_where)}",
+                f"{at} {back}, {game_id} {back}",
+                "2",
+            )
+        )
+    found, *extra = _game_lists(params, *lists)
     more = len(found) > size
     found = found[:size]
-    older: Cursor | None
-    newer: Cursor | None
     if before is not None:
-        found.reverse()
-        newer = Cursor.of(found[0]) if more else None
-        older = Cursor.of(found[-1]) if found else before
+        found.reverse()  # newest first, as every page
+    # Onwards (from the far end of the page, if there is more) and back (from its end next to
+    # the cursor to the games behind it; from an empty page, over the cursor to those past its
+    # own game, if it names one).
+    onwards: Cursor | None = None
+    back_to: Cursor | None = None
+    running: list[Row] = []
+    if cursor is None:
+        onwards = Cursor.of(found[-1]) if more else None
+        running = extra[0] if extra else []
     else:
-        older = Cursor.of(found[-1]) if more else None
-        newer = (Cursor.of(found[0]) if found else after) if after is not None else None
+        behind = extra[0]
+        past = [row for row in behind if Cursor.of(row) != cursor]
+        if more:
+            onwards = Cursor.of(found[0] if before is not None else found[-1])
+        if found and behind:
+            back_to = Cursor.of(found[-1] if before is not None else found[0])
+        elif not found and past:
+            back_to = cursor
     return Page(
         rows=found,
-        older=older,
-        newer=newer,
-        first=first,
+        older=back_to if before is not None else onwards,
+        newer=onwards if before is not None else back_to,
+        first=cursor is None,
         filters=filters,
-        running=running[0] if running else [],
+        running=running,
     )
 
 
