@@ -61,11 +61,37 @@ def test_the_allowance_starts_at_14_days_and_grows_a_day_a_week_played_up_to_30(
     with time_machine.travel(monday + timedelta(days=15), tick=False):  # the third week
         play_one(game)
         play_one(game)
+        # The first week is over and counted; the third, under way, is not yet.
+        assert vacations.vacation_for(ann).days_left == 15
+        assert vacations.vacation_for(bob).days_left == 15
+    with time_machine.travel(monday + timedelta(days=21), tick=False):  # the third is over
         assert vacations.vacation_for(ann).days_left == 16
         assert vacations.vacation_for(bob).days_left == 16
         Vacation.objects.filter(user=ann).update(days_left=29, weeks_counted_to=None)
         # Counted again from the start, the two weeks take 29 to the cap, not past it.
         assert vacations.vacation_for(ann).days_left == 30
+
+
+def test_a_new_account_that_played_this_week_has_the_14_days_the_pages_promise() -> None:
+    """The week under way is not a week played yet: a player who signed up and moved this week
+    has the 14 days that the guest's account page and the rules say, and the day comes when
+    the week is over."""
+    wednesday = datetime(2027, 1, 6, 9, 0, tzinfo=UTC)
+    with time_machine.travel(wednesday, tick=False):
+        ann, bob = make_player(), make_player()
+        game = make_game(ann, bob, clock="P30D")
+        play_one(game)
+        play_one(game)
+        assert Move.objects.filter(game=game).count() == 2  # each has moved this week
+        guest_page = signed_in(guest_create()).get(reverse("account")).content.decode()
+        assert "claim your account to get 14 of them" in guest_page
+        rules = Client().get(reverse("rules", args=["cornmaze"])).content.decode()
+        assert "14 to begin with" in rules and "a move, once it is over" in rules
+        page = signed_in(ann).get(reverse("account")).content.decode()
+        assert "You have <strong>14</strong> vacation days" in page
+    with time_machine.travel(wednesday + 5 * DAY, tick=False):  # Monday: that week is over
+        page = signed_in(ann).get(reverse("account")).content.decode()
+        assert "You have <strong>15</strong> vacation days" in page
 
 
 def test_a_timeout_is_not_a_week_played() -> None:
@@ -159,7 +185,9 @@ def test_a_move_ends_the_vacation_and_pulls_back_the_other_deadlines() -> None:
     assert deadline_of(two, index_two) == moved_at + (before - START) - timedelta(hours=1)
     vacation = Vacation.objects.get(user=ann)
     assert vacation.days_planned == 3  # three days used, seven back
-    assert vacation.days_left == 14 - 3 + 1  # and the move's week is a week played
+    assert vacation.days_left == 14 - 3  # the move's week is under way: not counted yet
+    later = moved_at + 7 * DAY
+    assert vacations.vacation_for(ann, now=later).days_left == 14 - 3 + 1  # and once it is over
 
 
 def test_the_answer_to_a_move_that_ends_a_vacation_shows_the_player_back() -> None:
@@ -679,5 +707,6 @@ def test_many_moves_in_one_week_add_one_day() -> None:
         game = make_game(ann, bob, clock="P30D")
         for _ in range(6):
             play_one(game)
+    with time_machine.travel(monday + 7 * DAY, tick=False):
         assert vacations.vacation_for(ann).days_left == 15
         assert vacations.vacation_for(bob).days_left == 15

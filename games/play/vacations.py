@@ -21,8 +21,9 @@ Every start and early end is written as a ClockEvent in each of the player's run
 the record lists it (`clock_events`) and `manage.py verify` checks timeouts against it.
 
 The allowance: 14 days at first, one more for every week played (a week, Monday to Sunday in
-UTC, with at least one move), up to 30. Weeks are counted when the allowance is read or spent
-(`vacation_for`), which gives what counting each week as it ends would give."""
+UTC, with at least one move), once it is over, up to 30. Weeks are counted when the allowance is
+read or spent (`vacation_for`), which gives what counting each week as it ends would give: the
+week under way is not counted yet."""
 
 from __future__ import annotations
 
@@ -93,12 +94,13 @@ def week_start(at: datetime) -> datetime:
 
 
 def _weeks_count(vacation: Vacation, user: User, now: datetime) -> None:
-    """Add a day for each week with a move of theirs that is not counted yet (up to MAX_DAYS)."""
+    """Add a day for each week with a move of theirs that is over and not counted yet (up to
+    MAX_DAYS). The week under way counts once it ends: a week is played when it is over."""
     since = vacation.weeks_counted_to or week_start(user.date_joined)
     moves = (
         Move.objects.filter(
             at__gte=since,
-            at__lte=now,
+            at__lt=week_start(now),
             game__seats__user_id=user.pk,
             game__seats__index=F("seat"),
         )
@@ -263,9 +265,9 @@ def automatic_vacation(*, game: Game, seat: Seat, now: datetime) -> bool:
         stored is not None
         and stored.days_left < 1
         and stored.weeks_counted_to is not None
-        and stored.weeks_counted_to > now
+        and stored.weeks_counted_to >= week_start(now)
     ):
-        return False  # this week's day is counted already, and no other week has begun
+        return False  # last week's day is counted already, and no other week has ended
     found = vacation_for(user, now=now)
     if found.on_vacation(now):
         # Started for another of the player's seats in this batch (the seats were read before
