@@ -205,6 +205,9 @@ class Seat(models.Model):
     # The game's finished_at, copied by play.core.game_end, so that a player's games over can
     # be read newest first from one index (seat_user_finished) without visiting their games.
     finished_at = models.DateTimeField(null=True, blank=True)
+    # When the seat left a game that goes on without it (resigned or timed out: the engine's
+    # seats_left), copied by play.core so that "your games" can say so without the game's state.
+    out_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["game", "index"]

@@ -86,6 +86,31 @@ def test_the_lobby_waits_for_the_other_player_or_the_others(make_cornmaze):
         assert words in row or "waiting for the other players" in row, row
 
 
+@pytest.mark.parametrize("reason", ["resign", "timeout"])
+def test_your_games_says_you_are_out_of_a_corn_maze_that_goes_on_without_you(make_cornmaze, reason):
+    game = make_cornmaze(seats=3)
+    core.move_submit(
+        game_id=game.pk,
+        user=seat_user(game, to_move(game)),
+        number=0,
+        move={"shifts": a_legal_move(game)},
+    )
+    out = to_move(game)
+    if reason == "resign":
+        core.game_resign(game_id=game.pk, user=seat_user(game, out))
+    else:
+        game.seats.filter(index=out).update(deadline="2000-01-01T00:00Z")
+        core.seat_timeout(game_id=game.pk, seat_index=out)
+    game.refresh_from_db()
+    assert game.status == Game.Status.ACTIVE
+    page = client_for(seat_user(game, out)).get("/").content.decode()
+    row = page.split(f'href="/games/{game.pk}/"')[1].split("</li>")[0]
+    assert '<span class="state">you are out · the others play on</span>' in row, row
+    still_in = seat_user(game, next(i for i in range(3) if i not in (out, to_move(game))))
+    page = client_for(still_in).get("/").content.decode()
+    assert "waiting for the other players" in page.split(f'href="/games/{game.pk}/"')[1]
+
+
 def test_favicon_ico_is_the_sites_icon(client):
     response = client.get("/favicon.ico")
     assert response.status_code == 301

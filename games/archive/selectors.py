@@ -157,6 +157,7 @@ class YourGame:
     game: GameLine
     your_move: bool
     left: timedelta | None
+    out: bool  # the viewer left the game (resigned or timed out); it goes on without them
 
     @property
     def race(self) -> bool:
@@ -198,7 +199,7 @@ class YourGames:
 # CPU a run instead of 0.43.
 _ACTIVE, _OPEN, _LIVE = (f"'{v}'" for v in (Game.Status.ACTIVE, Game.Status.OPEN, Clock.LIVE))
 _YOUR_GAMES_SQL = f"""
-SELECT {{columns}}, me."index", me.deadline,
+SELECT {{columns}}, me."index", me.deadline, me.out_at IS NOT NULL,
        CASE WHEN g.status = {_ACTIVE} AND g.clock = {_LIVE} THEN g.state END
 FROM games_seat me
 JOIN games_game g ON g.id = me.game_id
@@ -226,7 +227,7 @@ def your_games(user: User, page: int = 1) -> YourGames:
         cursor.execute(sql, {"user": user.pk})
         found = cursor.fetchall()
     rows = []
-    for *columns, index, deadline_at, race_state in found[:YOUR_GAMES_PAGE]:
+    for *columns, index, deadline_at, out, race_state in found[:YOUR_GAMES_PAGE]:
         game = _game_line(now, *columns)
         deadline = reads.aware(deadline_at)
         in_race = race_state is not None and index in get_engine(game.kind).to_move(
@@ -237,6 +238,7 @@ def your_games(user: User, page: int = 1) -> YourGames:
                 game=game,
                 your_move=deadline is not None or in_race,
                 left=(deadline - now) if deadline else None,
+                out=out,
             )
         )
     far = datetime.max.replace(tzinfo=now.tzinfo) - now

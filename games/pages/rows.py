@@ -94,6 +94,8 @@ def your_game_rows(rows: Iterable[YourGame]) -> SafeString:
             state = ("in the maze" if row.race else "your move") + (
                 f" · {row.left_text} left" if row.left_text else ""
             )
+        elif row.out:
+            state = "you are out · the others play on"
         else:
             others = len(game.seats) - 1
             who = "runner" if row.race else "player"

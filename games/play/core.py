@@ -392,7 +392,7 @@ def seats_time_out(expired: Sequence[tuple[Game, int]]) -> int:
         )
         if result is None or not pacing.pace_for(game).ends_in_batch:
             record.save()
-            _move_settle(game, result, now=now, moved=index)
+            _move_settle(game, result, now=now, moved=seat)
             if result is None:
                 notices.seat_dropped(game=game, seat=seat)
         else:
@@ -536,7 +536,7 @@ def move_play(
     # The move, the game, its seats' deadlines, reminders and mails: one statement, mostly.
     with statements.writes_together(router.db_for_write(Move)):
         statements.rows_insert([record])
-        _move_settle(game, result, now=now, moved=seat.index)
+        _move_settle(game, result, now=now, moved=seat)
     return record
 
 
@@ -604,15 +604,19 @@ def _move_apply(
     return record, engine.result(game.state)
 
 
-def _move_settle(game: Game, result: Result | None, *, now: datetime, moved: int) -> None:
+def _move_settle(game: Game, result: Result | None, *, now: datetime, moved: Seat) -> None:
     """What follows a stored move of seat `moved`: the end of the game or the next deadlines,
-    the race clock, and the bot turns queued on commit."""
+    the seat's leaving of a game that goes on, the race clock, and the bot turns queued on
+    commit."""
     if result is not None:
         game_end(game, at=now, reason=result.reason, places=result.places)
+    elif moved.out_at is None and moved.index in seats_out(game):
+        moved.out_at = now
+        statements.rows_update([moved], ["out_at"])
     pacing.pace_for(game).moved(game)
     game_save(game)
     if result is None:
-        deadlines.turn_deadlines(game, _engine(game.kind), moved=moved)
+        deadlines.turn_deadlines(game, _engine(game.kind), moved=moved.index)
     pacing.pace_for(game).after_commit(game)
 
 
