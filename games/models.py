@@ -202,6 +202,8 @@ class Seat(models.Model):
     place = models.PositiveSmallIntegerField(null=True, blank=True)
     joined_at = models.DateTimeField(null=True, blank=True)
     ready_at = models.DateTimeField(null=True, blank=True)  # a live race: pressed Ready
+    # A seat kept for a challenged player who declined (play.challenges): the challenge is off.
+    declined_at = models.DateTimeField(null=True, blank=True)
     # The game's finished_at, copied by play.core.game_end, so that a player's games over can
     # be read newest first from one index (seat_user_finished) without visiting their games.
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -255,16 +257,18 @@ class Seat(models.Model):
             kept_for=self.reserved_for.get_username()
             if self.is_reserved and self.reserved_for is not None
             else None,
+            declined=self.declined_at is not None,
         )
 
 
-def seat_name(*, bot: str, player: str | None, kept_for: str | None) -> str:
+def seat_name(*, bot: str, player: str | None, kept_for: str | None, declined: bool = False) -> str:
     """A seat's name as lists show it: its bot, its player's username, the challenged player it
-    is kept for (`kept_for`, while nobody sits in it), or an open seat."""
+    is kept for (`kept_for`, while nobody sits in it; `declined`: they said no), or an open
+    seat."""
     if bot:
         return f"Bot ({bot})"
     if player is None and kept_for is not None:
-        return f"{kept_for} (challenged)"
+        return f"{kept_for} ({'declined' if declined else 'challenged'})"
     if player is None:
         return "(open seat)"
     return player

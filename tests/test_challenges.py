@@ -167,14 +167,15 @@ def test_a_declined_challenge_is_listed_without_a_replay_or_a_rating() -> None:
         assert reverse("game_replay", args=[played.pk]) in listing, url
         assert reverse("game_replay", args=[declined.pk]) not in listing, url
     archive = client.get(reverse("archive")).content.decode()
-    assert "bob (challenged)" in archive and "declined, no result" in archive
+    assert "bob (declined)" in archive and "declined, no result" in archive
+    assert "(challenged)" not in archive
     # The feed links a game with no replay to its page: every entry its own link and id.
     feed = ET.fromstring(client.get(reverse("player_feed", args=["alice"])).content)
     entries = feed.findall(f"{ATOM}entry")
     links = {e.find(f"{ATOM}link").get("href").split("testserver")[-1] for e in entries}
     assert links == {declined.get_absolute_url(), reverse("game_replay", args=[played.pk])}
     assert len({e.find(f"{ATOM}id").text for e in entries}) == 2
-    assert "alice vs bob (challenged)" in ET.tostring(feed, encoding="unicode")
+    assert "alice vs bob (declined)" in ET.tostring(feed, encoding="unicode")
     page = client.get(reverse("game", args=[declined.pk])).content.decode()
     assert "a challenged player said no" in page
     assert "Not rated: an aborted game changes nobody" in page and "Rated game." not in page
@@ -210,6 +211,17 @@ def test_decline_calls_it_off_and_a_second_answer_is_refused() -> None:
     row = Outbox.objects.get(kind="challenge", user=carol)
     assert outbox.outbox_send(outbox_id=row.pk) == "skipped"
     assert not PlayerResult.objects.exists()
+
+
+def test_the_seat_of_the_player_who_declined_says_so_and_the_others_stay_challenged() -> None:
+    alice, carol = make_player("alice"), make_player("carol")
+    make_player("bob")
+    game = challenge(alice, "bob", "carol", seats=3)
+    challenges.challenge_decline(game_id=game.pk, user=carol)
+    for url in (game.get_absolute_url(), reverse("archive"), reverse("lobby")):
+        page = client_for(alice).get(url).content.decode()
+        assert "carol (declined)" in page and "bob (challenged)" in page, url
+        assert "carol (challenged)" not in page and "bob (declined)" not in page, url
 
 
 def test_withdraw_is_the_creators_and_only_before_the_start() -> None:

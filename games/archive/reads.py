@@ -65,12 +65,13 @@ def username_of(user_id: str) -> str:
 
 
 # A game's columns as a list shows them: GAME_COLUMNS, then its seats as one JSON array of
-# [index, bot, place, username, the challenged player it is kept for while nobody sits in it],
+# [index, bot, place, username, the challenged player it is kept for while nobody sits in it,
+# whether they declined],
 # so that a page is one query, not one for games and one for seats.
 GAME_COLUMNS = ("id", "kind", "clock", "status", "ply", "result_reason", "finished_at")
 _SEAT_COLUMNS = (
     f's."index", s.bot, s.place, {username_of("s.user_id")}, CASE WHEN s.user_id IS NULL'
-    f" THEN {username_of('s.reserved_for_id')} END"
+    f" THEN {username_of('s.reserved_for_id')} END, s.declined_at IS NOT NULL"
 )
 
 
@@ -230,7 +231,7 @@ class Row:
             title=KIND_TITLES.get(kind, kind),
             clock_text=CLOCK_TEXT.get(clock, clock),
             status=status,
-            # [index, bot, place, username, kept for], in no set order on SQLite.
+            # [index, bot, place, username, kept for, declined], in no set order on SQLite.
             seats=[_seat_row(*seat) for seat in sorted(json.loads(seats))] if seats else [],
             ending=ending(reason, ply=ply, kind=kind),
             moves=ply,
@@ -244,9 +245,14 @@ class Row:
 
 
 def _seat_row(
-    index: int, bot: str, place: int | None, username: str | None, kept_for: str | None
+    index: int,
+    bot: str,
+    place: int | None,
+    username: str | None,
+    kept_for: str | None,
+    declined: bool,
 ) -> SeatRow:
-    name = seat_name(bot=bot, player=username, kept_for=kept_for)
+    name = seat_name(bot=bot, player=username, kept_for=kept_for, declined=bool(declined))
     url = player_url(username) if username is not None and not bot else ""
     return SeatRow(name, bool(bot), place, ordinal(place) if place else "", colour(index), url)
 

@@ -108,8 +108,10 @@ def challenge_decline(*, game_id: int, user: User) -> Game:
     """Decline a challenge (or a rematch offer): it is off for everyone."""
     with transaction.atomic():
         game = core.game_locked(game_id)
-        _kept_seat(game, user)
+        kept = _kept_seat(game, user)
         _call_off(game, DECLINED)
+        kept.declined_at = game.finished_at
+        kept.save(update_fields=["declined_at"])
     return game
 
 
