@@ -159,6 +159,20 @@ def test_both_set_ups_count_whichever_page_was_loaded_first(game):
     assert game.ply == 2 and Move.objects.filter(game=game).count() == 2
 
 
+def test_no_damage_is_shown_before_play_begins(game):
+    """In the set-up no robot has run: a warehouse set up shows no "Damage: 0 of 20" under it;
+    once both are set up, each grid shows its robot's damage."""
+    alice, bob = (client_for(game.seats.get(index=seat).user) for seat in (0, 1))
+    set_up(game, (0,))
+    page = alice.get(f"/games/{game.pk}/").content.decode()
+    assert 'data-grid="secret-0"' in page and "Damage:" not in page
+    assert "Damage:" not in bob.get(f"/games/{game.pk}/").content.decode()
+    set_up(game, (1,))
+    for client in (alice, bob):
+        page = client.get(f"/games/{game.pk}/").content.decode()
+        assert page.count('<p class="damage">Damage: <strong>0</strong> of 20</p>') == 2
+
+
 def test_a_wall_of_crates_is_refused_with_the_blockers_shown(game):
     alice = client_for(game.seats.get(index=0).user)
     blocked = ["." * 10] * 10

@@ -351,11 +351,16 @@ def board_html(
             caption=grid_id,
             robot_name=name(robot_seat) if robot_seat is not None else "",
         )
+        damage = (
+            f'    <p class="damage">Damage: <strong>{grid["damage"]}</strong> of'
+            f" {board['max_damage']}</p>\n"
+            if board["play_started"]
+            else ""
+        )
         out.append(
             f'\n  <section class="grid-box" data-grid="{grid["kind"]}-{seat}"'
             f' aria-labelledby="{grid_id}">\n    <h2 id="{grid_id}">{title}</h2>\n'
-            f'    <p class="damage">Damage: <strong>{grid["damage"]}</strong> of'
-            f" {board['max_damage']}</p>\n    {drawn}\n    "
+            f"{damage}    {drawn}\n    "
         )
         if grid["last"]:
             lines = "".join(f"<li>{html.escape(line)}</li>" for line in grid["last"])
@@ -525,6 +530,8 @@ class UI(GameUI):
             "program": program,
             "first_seat": view["first_seat"],
             "set_up": view["set_up"],
+            # No robot has run in the set-up: no damage is shown before play begins.
+            "play_started": rules.play_started(view),
             "max_damage": rules.MAX_DAMAGE,
         }
 
