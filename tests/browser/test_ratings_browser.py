@@ -81,3 +81,30 @@ def test_two_players_play_a_rated_game_and_see_their_ratings(new_page):
     expect(rows).to_have_count(2)
     expect(rows.nth(0)).to_contain_text("bob")
     expect(rows.nth(1)).to_contain_text("ann")
+
+
+def test_the_leaderboards_headers_break_between_words_on_a_phone(new_page):
+    """At 375 px the leaderboard's column headers keep each word whole ("Ran" over "k" was
+    drawn): a header may wrap, but only where there is a space."""
+    ann, bob = make_player("ann"), make_player("bob")
+    bulk_finished(5, [ann, bob, "strong"], winner=1)
+    ratings_recompute()
+    page = new_page()
+    page.set_viewport_size({"width": 375, "height": 800})
+    page.goto("/leaderboard/cornmaze/")
+    headers = page.locator("#leaderboard thead th")
+    expect(headers).to_have_text(["Rank", "Player", "Rating", "Rated games"])
+    # Each word of a header in one piece: a word broken across lines has a box on each.
+    pieces = headers.evaluate_all(
+        """ths => ths.map(th => {
+            const text = th.firstChild, words = [], range = document.createRange();
+            for (const m of text.data.matchAll(/\\S+/g)) {
+                range.setStart(text, m.index);
+                range.setEnd(text, m.index + m[0].length);
+                words.push([m[0], range.getClientRects().length]);
+            }
+            return words;
+        })"""
+    )
+    assert pieces == [[["Rank", 1]], [["Player", 1]], [["Rating", 1]], [["Rated", 1], ["games", 1]]]
+    assert page.evaluate("document.documentElement.scrollWidth") <= 375
