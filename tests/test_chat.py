@@ -326,6 +326,27 @@ def test_a_player_mutes_a_partner_for_themselves_only_and_unmutes(table) -> None
     assert again.status_code == 409 and "You have not muted that person." in again.content.decode()
 
 
+def test_a_channel_of_muted_messages_only_says_they_are_hidden_not_that_there_are_none(
+    table,
+) -> None:
+    game, ann, bob = table["game"], table["ann"], table["bob"]
+    say(bob, game, "annoying words")
+    say(bob, game, "more of them")
+    ChatMute.objects.create(user=ann, muted=bob, created_at=START)
+    views = every_view_of(game, ann)
+    for page in (views["page"], views["chat"]):
+        assert (
+            '<p id="chat-players-empty">No messages to show: 2 from people you muted are'
+            " hidden.</p>"
+        ) in page
+        assert "No messages yet." not in page
+        assert "2 messages from people you muted are hidden." in page
+    say(ann, game, "hello?")
+    page = client_for(ann).get(reverse("game", args=[game.pk])).content.decode()
+    assert "hello?" in page and "chat-players-empty" not in page
+    assert "2 messages from people you muted are hidden." in page
+
+
 def test_a_report_is_kept_once_and_never_of_ones_own_message(table) -> None:
     game, ann, bob = table["game"], table["ann"], table["bob"]
     say(bob, game, "rude words")

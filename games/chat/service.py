@@ -161,7 +161,13 @@ class ChatView:
     show_spectators: bool = False
     muted: list[tuple[int, str]] = field(default_factory=list)  # (user id, name), shown
     last_id: int = 0
-    hidden: int = 0  # messages of muted people left out
+    # Messages of muted people left out, in each channel.
+    hidden_players: int = 0
+    hidden_spectators: int = 0
+
+    @property
+    def hidden(self) -> int:
+        return self.hidden_players + self.hidden_spectators
 
 
 # The markers of the compiled read's parameters: the game and up to two channels (a viewer
@@ -215,8 +221,10 @@ def chat_read(*, game: Game, user: Any, is_player: bool, written: bool | None = 
             )
         )
     for m in rows:
-        if m.author_id in muted:
-            view.hidden += 1
+        if m.author_id in muted and m.channel == Channel.PLAYERS:
+            view.hidden_players += 1
+        elif m.author_id in muted:
+            view.hidden_spectators += 1
         elif m.channel == Channel.PLAYERS:
             view.players.append(m)
         else:

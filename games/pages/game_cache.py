@@ -389,7 +389,8 @@ def shell_key(
     shown = (
         kind,
         viewer,
-        (chat.is_player, chat.over, chat.can_write, chat.show_spectators, chat.hidden),
+        (chat.is_player, chat.over, chat.can_write, chat.show_spectators),
+        (chat.hidden_players, chat.hidden_spectators),
         chat.last_id,
         chat.muted,
         messages,

@@ -89,6 +89,9 @@ def test_players_and_a_spectator_chat_in_their_channels(new_page, live_server, s
     expect(a.locator("#chat-notice")).to_contain_text("You will not see messages from zed_watcher")
     expect(a.locator("#chat")).not_to_contain_text("column c")
     expect(a.locator("#chat-muted")).to_contain_text("You muted zed_watcher.")
+    expect(a.locator("#chat-spectators-empty")).to_have_text(
+        "No messages to show: 1 from people you muted is hidden."
+    )
     expect(b.locator("#chat-spectators")).to_contain_text("column c")
     assert chat_violations(a) == []  # the chat with a notice and someone muted
 
