@@ -460,6 +460,26 @@ def test_unsubscribing_with_one_click_needs_no_sign_in_and_no_csrf_token() -> No
 
 
 @pytest.mark.django_db
+def test_an_unsubscribe_link_opened_again_says_it_is_done_already_and_asks_nothing() -> None:
+    player = make_player()
+    client = Client()
+    name = f"<strong>{player.username}</strong>"
+    token = preferences.unsubscribe_token(user_id=player.pk, kind="your_turn")
+    url = reverse("unsubscribe", args=[token])
+    # In the daily digest instead, a "your turn" link still stops something: it asks.
+    EmailPreferences.objects.create(user=player, turn_mails="digest")
+    assert 'id="unsubscribe"' in client.get(url).content.decode()
+    client.post(url)
+    again = client.get(url).content.decode()
+    assert f"You are unsubscribed already: we do not send “your turn” mails to {name}." in again
+    assert 'id="unsubscribe"' not in again and "Stop “your turn” mails" not in again
+    assert EmailPreferences.objects.get(user=player).turn_mails == "off"
+    # A reminders link is not done by the "your turn" one: it asks.
+    token = preferences.unsubscribe_token(user_id=player.pk, kind="reminder")
+    assert 'id="unsubscribe"' in client.get(reverse("unsubscribe", args=[token])).content.decode()
+
+
+@pytest.mark.django_db
 def test_a_forged_unsubscribe_link_is_refused() -> None:
     player = make_player()
     token = preferences.unsubscribe_token(user_id=player.pk, kind="your_turn")

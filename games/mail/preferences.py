@@ -138,6 +138,12 @@ def unsubscribe_read(*, token: str) -> tuple[Any, str]:
     return user, str(data[1])
 
 
+def unsubscribed(*, user: Any, kind: str) -> bool:
+    """Whether the user has switched off the kind of mail an unsubscribe link is for."""
+    field, _, off = PREFERENCE[kind]
+    return bool(getattr(preferences_for(user), field) == off)
+
+
 def unsubscribe(*, token: str) -> tuple[Any, str]:
     """Switch off the kind of mail the link is for. Doing it twice is fine."""
     user, kind = unsubscribe_read(token=token)

@@ -103,6 +103,8 @@ def unsubscribe(request: HttpRequest, token: str) -> HttpResponse:
         return render(request, "notifications/unsubscribe.html", {"error": str(exc)}, status=400)
     context = {
         "done": request.method == "POST",
+        # The link opened again after its POST: nothing is left to ask.
+        "already": request.method != "POST" and preferences.unsubscribed(user=user, kind=kind),
         "name": user.get_username(),
         "what": preferences.UNSUBSCRIBE_WHAT[preferences.Kind(kind)],
         "token": token,
