@@ -120,16 +120,16 @@ class SiteCollector(Collector):
         try:
             from django.core.cache import cache
 
-            marks = cache.get_many([health.WORKER_KEY, health.SWEEP_KEY])
+            marks = cache.get_many([health.worker_key(), health.sweep_key()])
             for name, key, text in (
-                ("worker_heartbeat", health.WORKER_KEY, "a worker's last heartbeat"),
-                ("sweep", health.SWEEP_KEY, "the last sweep's end"),
+                ("worker_heartbeat", health.worker_key(), "a worker's last heartbeat"),
+                ("sweep", health.sweep_key(), "the last sweep's end"),
             ):
                 mark = marks.get(key)
+                # A mark from a node whose clock is ahead of this one's is fresh, not negative.
+                age = max(0.0, time.time() - float(mark)) if mark is not None else -1.0
                 yield GaugeMetricFamily(
-                    f"mazesite_{name}_age_seconds",
-                    f"Seconds since {text} (-1: none).",
-                    value=time.time() - float(mark) if mark is not None else -1.0,
+                    f"mazesite_{name}_age_seconds", f"Seconds since {text} (-1: none).", value=age
                 )
         except Exception:  # noqa: BLE001
             logger.exception("metrics: the health marks could not be read")

@@ -326,6 +326,9 @@ GAME_LOG_CACHE_PREFIX = f"game-log:{drawing_version(BASE_DIR)}:"
 # worker's heartbeat and the last sweep are at most HEALTH_FRESH_SECONDS old. Each worker
 # writes its heartbeat every WORKER_HEARTBEAT_SECONDS.
 HEALTH_FRESH_SECONDS = env_int("HEALTH_FRESH_SECONDS", 60)
+# Where the health marks are kept in the cache (games/web/health.py): the web nodes and every
+# worker of one site share them; a test run gives each test its own.
+HEALTH_CACHE_PREFIX = env_str("HEALTH_CACHE_PREFIX", "health:")
 WORKER_HEARTBEAT_SECONDS = env_int("WORKER_HEARTBEAT_SECONDS", 10)
 
 if not DEBUG:

@@ -112,6 +112,19 @@ def watching_marks(settings) -> Iterator[str]:
 
 
 @pytest.fixture(autouse=True)
+def health_marks(settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """The health marks (games/web/health.py) of this test alone, in this process and in the
+    worker processes it starts (which take the prefix from their environment): a sweep run at
+    a travelled time, by this test or by one in another process, never leaves another test a
+    mark from the past or the future."""
+    prefix = f"health:test-{uuid.uuid4().hex}:"
+    settings.HEALTH_CACHE_PREFIX = prefix
+    monkeypatch.setenv("HEALTH_CACHE_PREFIX", prefix)
+    yield prefix
+    _delete_cache_keys(prefix)
+
+
+@pytest.fixture(autouse=True)
 def game_log_cache(settings) -> Iterator[str]:
     """The game page keeps drawn move logs in the cache by game id, seed, ply and viewer: each
     test gets its own prefix (ids and fixed seeds come again in other tests and runs), and its

@@ -258,7 +258,7 @@ def test_rules_page_and_healthz(client):
     assert client.get("/rules/nothing/").status_code == 404
 
     # No worker has run: the database and the broker answer, the health marks are missing.
-    cache.delete_many([health.WORKER_KEY, health.SWEEP_KEY])
+    cache.delete_many([health.worker_key(), health.sweep_key()])
     response = client.get("/healthz")
     assert response.status_code == 503, response.content
     body = json.loads(response.content)
@@ -274,13 +274,13 @@ def test_rules_page_and_healthz(client):
     assert response.status_code == 200, response.content
     assert json.loads(response.content) == {"ok": True, "failing": [], "problems": []}
     # A heartbeat older than HEALTH_FRESH_SECONDS is stale.
-    cache.set(health.WORKER_KEY, time.time() - 120)
+    cache.set(health.worker_key(), time.time() - 120)
     response = client.get("/healthz")
     assert response.status_code == 503
     assert json.loads(response.content)["problems"] == [
         "worker: a worker's last heartbeat was 120 s ago (more than 60 s)"
     ]
-    cache.delete_many([health.WORKER_KEY, health.SWEEP_KEY])
+    cache.delete_many([health.worker_key(), health.sweep_key()])
 
 
 def test_the_seed_reaches_nobody_before_the_end(client, make_cornmaze, make_user):

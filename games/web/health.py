@@ -14,28 +14,34 @@ from django.db import connection
 
 logger = logging.getLogger(__name__)
 
-WORKER_KEY = "health:worker-heartbeat"
-SWEEP_KEY = "health:last-sweep"
 # A mark older than this is gone rather than stale: nothing has run for a day.
 MARK_TTL_SECONDS = 24 * 3600
 
 
+def worker_key() -> str:
+    return f"{settings.HEALTH_CACHE_PREFIX}worker-heartbeat"
+
+
+def sweep_key() -> str:
+    return f"{settings.HEALTH_CACHE_PREFIX}last-sweep"
+
+
 def worker_heartbeat() -> None:
     """A worker is consuming tasks (its timer calls this every WORKER_HEARTBEAT_SECONDS)."""
-    _mark(WORKER_KEY)
+    _mark(worker_key())
 
 
 def worker_gone() -> None:
     """The worker is known to be dead (`make run` saw it die): say so now, not a minute later."""
     try:
-        cache.delete(WORKER_KEY)
+        cache.delete(worker_key())
     except Exception:  # noqa: BLE001 - the health check reports a cache it cannot read
         logger.warning("could not clear the worker's heartbeat", exc_info=True)
 
 
 def sweep_done() -> None:
     """A sweep has run to its end."""
-    _mark(SWEEP_KEY)
+    _mark(sweep_key())
 
 
 def _mark(key: str) -> None:
@@ -62,7 +68,7 @@ def problems() -> dict[str, str]:
     except Exception as exc:  # noqa: BLE001
         found["broker"] = f"the broker does not answer: {exc}"
     try:
-        marks = cache.get_many([WORKER_KEY, SWEEP_KEY])
+        marks = cache.get_many([worker_key(), sweep_key()])
     except Exception as exc:  # noqa: BLE001
         found["worker"] = found["sweep"] = f"the cache holding the marks does not answer: {exc}"
         return found
@@ -71,11 +77,11 @@ def problems() -> dict[str, str]:
     for part, key, what, missing in (
         (
             "worker",
-            WORKER_KEY,
+            worker_key(),
             "a worker's last heartbeat",
             "no worker has written a heartbeat (is a Celery worker running?)",
         ),
-        ("sweep", SWEEP_KEY, "the last sweep", "no sweep has run (is the Celery beat running?)"),
+        ("sweep", sweep_key(), "the last sweep", "no sweep has run (is the Celery beat running?)"),
     ):
         at = marks.get(key)
         if at is None:
