@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -369,14 +370,25 @@ def game_move(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
             raise MoveInputError("That move cannot be read: the form is incomplete.")
         return number
 
+    # The form as a draft, read against the position it was made for: a refused move's page
+    # shows what the player had chosen (a page without JavaScript has no draft of it yet).
+    kept: list[JSON] = []
+
     def read(game: Game, view: JSON) -> JSON:
-        return get_ui(game.kind).parse_move(request.POST, view)
+        ui = get_ui(game.kind)
+        with contextlib.suppress(MoveInputError):
+            kept.append(
+                ui.draft_update(request.POST, view, request.session.get(_draft_key(game_id)))
+            )
+        return ui.parse_move(request.POST, view)
 
     try:
         played = core.move_read_and_submit(
             game_id=game_id, user=request.user, read_number=read_number, read=read
         )
     except (MoveInputError, core.GameError) as exc:
+        if kept:
+            request.session[_draft_key(game_id)] = kept[0]
         return _refused(request, game_id, str(exc))
     request.session.pop(_draft_key(game_id), None)
     # The answer's partial from the game and seats the move read and wrote under the lock:

@@ -303,12 +303,13 @@ def _preview_caption(preview: dict[str, Any]) -> str:
 def column_choices_html(board: dict[str, Any], shift: str) -> SafeString:
     """The move form's radio buttons of one shift ("first" or "second"), a column each: a
     column that may not be shifted is greyed and disabled, the one chosen in the draft is
-    checked."""
+    checked unless it is one of those (as static/js/site.js unchecks it)."""
     chosen = board["chosen"].get(shift)
     out = []
     for col in board["columns"]:
         letter = col["letter"]
         blocked = col["blocked"] if shift == "first" else col["blocked_second"]
+        checked = chosen == letter and not blocked
         title = (
             f' title="Column {letter} cannot be shifted: a marker stands in its bottom row"'
             if blocked and shift == "first"
@@ -317,7 +318,7 @@ def column_choices_html(board: dict[str, Any], shift: str) -> SafeString:
         out.append(
             f'\n      <label class="column-choice{" blocked" if blocked else ""}"{title}>\n'
             f'        <input type="radio" name="{shift}" id="{shift}-{letter}" value="{letter}"'
-            f"{' disabled' if blocked else ''}{' checked' if chosen == letter else ''} required>"
+            f"{' disabled' if blocked else ''}{' checked' if checked else ''} required>"
             f" {letter}</label>\n    "
         )
     return mark_safe("".join(out))  # noqa: S308 - the site's own letters only

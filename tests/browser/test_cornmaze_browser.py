@@ -9,10 +9,13 @@ import json
 from zoneinfo import ZoneInfo
 
 from django.core.management import call_command
+from django.urls import reverse
+from playwright.sync_api import expect
 
 from games.engines import cornmaze
-from games.models import Game
-from tests.conftest import FIXED_SEED, play_to_the_end
+from games.models import Game, Move
+from tests.browser.tour import client_for, signed_in
+from tests.conftest import FIXED_SEED, play_to_the_end, seat_user, to_move
 
 MAX_TURNS = 60
 # The game the two guests play: with the moves of `furthest_right`, it lasts GUESTS_MOVES.
@@ -167,3 +170,50 @@ def test_times_are_shown_in_the_viewers_own_time_zone_in_one_format(
             "#clock-rule"
         )
         context.close()
+
+
+def with_c_blocked_after_c(game: Game) -> int:
+    """Puts the other marker in column c, one row above the bottom: shifting c first takes it
+    to the bottom row, so c may not be shifted second. Returns the seat to move."""
+    seat = to_move(game)
+    state = dict(game.state)
+    markers = [list(m) for m in state["markers"]]
+    markers[1 - seat] = [state["size"] - 2, 2]
+    state["markers"] = markers
+    Game.objects.filter(pk=game.pk).update(state=state)
+    return seat
+
+
+def test_a_refused_move_keeps_the_shifts_chosen(browser, live_server, make_cornmaze):
+    """The page of a refusal shows its message and the form as the player left it: by htmx,
+    Play with only a first shift; without JavaScript (whose form asks for both shifts), a
+    second shift that the first one blocks, refused by the server."""
+    game = make_cornmaze()
+    seat = with_c_blocked_after_c(game)
+    user = seat_user(game, seat)
+    url = reverse("game", args=[game.pk])
+
+    with signed_in(browser, live_server.url, client_for(user)) as context:
+        page = context.new_page()
+        page.goto(url)
+        page.check("#move-form input[name=first][value=d]")
+        page.click("#play")
+        expect(page.locator("#error")).to_have_text("Choose a column for the second shift.")
+        expect(page.locator("#move-form input[name=first][value=d]")).to_be_checked()
+        expect(page.locator("#move-form input:checked")).to_have_count(1)
+
+    options = {"java_script_enabled": False}
+    with signed_in(browser, live_server.url, client_for(user), **options) as context:
+        page = context.new_page()
+        page.goto(url)
+        page.check("#move-form input[name=first][value=c]")
+        page.check("#move-form input[name=second][value=c]")
+        page.click("#play")
+        assert page.url.endswith(reverse("game_move", args=[game.pk]))
+        expect(page.locator("#error")).to_contain_text("Column c cannot be shifted second")
+        expect(page.locator("#move-form input[name=first][value=c]")).to_be_checked()
+        # The second shift it blocks is greyed now, and no longer chosen.
+        second = page.locator("#move-form input[name=second][value=c]")
+        expect(second).to_be_disabled()
+        expect(second).not_to_be_checked()
+    assert not Move.objects.filter(game=game).exists()
