@@ -302,9 +302,11 @@ def _preview_caption(preview: dict[str, Any]) -> str:
 
 def column_choices_html(board: dict[str, Any], shift: str) -> SafeString:
     """The move form's radio buttons of one shift ("first" or "second"), a column each: a
-    column that may not be shifted is greyed and disabled, the one chosen in the draft is
-    checked unless it is one of those (as static/js/site.js unchecks it)."""
+    column that may not be shifted is greyed and disabled (a second one described by the
+    form's #second-blocked, which says why), the one chosen in the draft is checked unless it
+    is one of those (as static/js/site.js unchecks it)."""
     chosen = board["chosen"].get(shift)
+    described = ' aria-describedby="second-blocked"' if shift == "second" else ""
     out = []
     for col in board["columns"]:
         letter = col["letter"]
@@ -318,7 +320,8 @@ def column_choices_html(board: dict[str, Any], shift: str) -> SafeString:
         out.append(
             f'\n      <label class="column-choice{" blocked" if blocked else ""}"{title}>\n'
             f'        <input type="radio" name="{shift}" id="{shift}-{letter}" value="{letter}"'
-            f"{' disabled' if blocked else ''}{' checked' if checked else ''} required>"
+            f"{' disabled' if blocked else ''}{described if blocked else ''}"
+            f"{' checked' if checked else ''} required>"
             f" {letter}</label>\n    "
         )
     return mark_safe("".join(out))  # noqa: S308 - the site's own letters only
@@ -428,6 +431,7 @@ class UI(GameUI):
             "rows": rows,
             "grid_svg": grid_svg(columns, rows, cells),
             "blocked_after_json": json.dumps(blocked_after),
+            "second_blocked": bool(blocked_second),
             "chosen": {k: column_letter(v) for k, v in chosen.items() if v is not None},
             "preview": self._preview_words(shown, size) if shown else None,
             "preview_problem": problem,

@@ -121,7 +121,8 @@ document.documentElement.classList.add("js"); // what only a page without JavaSc
       if (note) note.hidden = !stopped;
     });
   }
-  // Second shift: grey out the columns the first shift would block.
+  // Second shift: grey out the columns the first shift would block, and say why
+  // (#second-blocked, which describes each of them).
   function second(form) {
     var after = JSON.parse(form.dataset.blockedAfter || "{}");
     var first = form.querySelector("input[name=first]:checked");
@@ -130,8 +131,12 @@ document.documentElement.classList.add("js"); // what only a page without JavaSc
       var off = blocked.indexOf(input.value) !== -1;
       input.disabled = off;
       input.parentElement.classList.toggle("blocked", off);
+      if (off) input.setAttribute("aria-describedby", "second-blocked");
+      else input.removeAttribute("aria-describedby");
       if (off && input.checked) input.checked = false;
     });
+    var why = document.getElementById("second-blocked");
+    if (why) why.hidden = !blocked.length;
   }
   document.addEventListener("change", function (event) {
     var form = event.target.closest && event.target.closest("#move-form");

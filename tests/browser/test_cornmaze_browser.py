@@ -217,3 +217,47 @@ def test_a_refused_move_keeps_the_shifts_chosen(browser, live_server, make_cornm
         expect(second).to_be_disabled()
         expect(second).not_to_be_checked()
     assert not Move.objects.filter(game=game).exists()
+
+
+SECOND_BLOCKED = (
+    "Greyed columns cannot be shifted second: after the first shift, a marker stands in their"
+    " bottom row."
+)
+
+
+def test_a_second_shift_greyed_by_the_first_says_why(browser, live_server, make_cornmaze):
+    """The second shift's columns that the first one blocks are greyed with a sentence that
+    says why, shown and read as their description: as the first shift changes (JavaScript),
+    and on the page of a preview without JavaScript."""
+    game = make_cornmaze()
+    user = seat_user(game, with_c_blocked_after_c(game))
+    url = reverse("game", args=[game.pk])
+
+    with signed_in(browser, live_server.url, client_for(user)) as context:
+        page = context.new_page()
+        page.goto(url)
+        why = page.locator("#second-blocked")
+        second = page.locator("#move-form input[name=second][value=c]")
+        expect(why).to_be_hidden()
+        page.check("#move-form input[name=first][value=c]")
+        expect(second).to_be_disabled()
+        expect(why).to_be_visible()
+        expect(why).to_have_text(SECOND_BLOCKED)
+        expect(second).to_have_accessible_description(SECOND_BLOCKED)
+        # Another first shift blocks nothing: the sentence goes, and so does the description.
+        page.check("#move-form input[name=first][value=d]")
+        expect(second).to_be_enabled()
+        expect(why).to_be_hidden()
+        expect(second).to_have_accessible_description("")
+
+    options = {"java_script_enabled": False}
+    with signed_in(browser, live_server.url, client_for(user), **options) as context:
+        page = context.new_page()
+        page.goto(url)
+        page.check("#move-form input[name=first][value=c]")
+        page.click("#preview")
+        second = page.locator("#move-form input[name=second][value=c]")
+        expect(second).to_be_disabled()
+        expect(page.locator("#second-blocked")).to_have_text(SECOND_BLOCKED)
+        expect(page.locator("#second-blocked")).to_be_visible()
+        expect(second).to_have_accessible_description(SECOND_BLOCKED)
