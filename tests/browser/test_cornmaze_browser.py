@@ -10,12 +10,13 @@ from zoneinfo import ZoneInfo
 
 from django.core.management import call_command
 from django.urls import reverse
-from playwright.sync_api import expect
+from playwright.sync_api import Page, expect
 
 from games.engines import cornmaze
 from games.models import Game, Move
+from games.play import core
 from tests.browser.tour import client_for, signed_in
-from tests.conftest import FIXED_SEED, play_to_the_end, seat_user, to_move
+from tests.conftest import FIXED_SEED, a_legal_move, play_to_the_end, seat_user, to_move
 
 MAX_TURNS = 60
 # The game the two guests play: with the moves of `furthest_right`, it lasts GUESTS_MOVES.
@@ -261,3 +262,43 @@ def test_a_second_shift_greyed_by_the_first_says_why(browser, live_server, make_
         expect(page.locator("#second-blocked")).to_have_text(SECOND_BLOCKED)
         expect(page.locator("#second-blocked")).to_be_visible()
         expect(second).to_have_accessible_description(SECOND_BLOCKED)
+
+
+def reading_order(page: Page, selector: str) -> list[str]:
+    """These list items (number and text) in the order a reader meets them on the screen:
+    row by row from the top, each row from the left."""
+    boxes = [
+        (round(box["y"]), box["x"], f"{item.get_attribute('value')}.{item.inner_text()}")
+        for item in page.locator(selector).all()
+        for box in [item.bounding_box()]
+        if box is not None
+    ]
+    return [line for _, _, line in sorted(boxes)]
+
+
+def test_the_move_log_reads_in_order_with_clock_events_among_the_moves(
+    browser, live_server, make_cornmaze
+):
+    """The log reads row by row, as written: a gift of time among the moves spans the row
+    after the move it followed, and the moves go on after it (they were laid out in columns,
+    read down each, in blocks above and below each gift)."""
+    game = make_cornmaze(size=12)
+    for ply in range(7):
+        if ply == 4:
+            seat = to_move(game)
+            core.time_give(game_id=game.pk, user=seat_user(game, 1 - seat), seat_index=seat)
+        core.move_submit(
+            game_id=game.pk,
+            user=seat_user(game, to_move(game)),
+            number=ply,
+            move={"shifts": a_legal_move(game)},
+        )
+    with signed_in(browser, live_server.url, client_for(seat_user(game, 0))) as context:
+        page = context.new_page()
+        page.goto(reverse("game", args=[game.pk]))
+        lines = page.locator("#log li")
+        expect(lines).to_have_count(8)
+        written = [f"{line.get_attribute('value')}.{line.inner_text()}" for line in lines.all()]
+        assert written[4].startswith("4.") and "one more day" in written[4]
+        page.locator("#log").screenshot(path="/tmp/h2_log_with_clock_events.png")
+        assert reading_order(page, "#log li") == written
