@@ -10,6 +10,7 @@ from django.urls import reverse
 from playwright.sync_api import Page, expect
 
 from games.ui.cornmaze import column_letter as letter
+from tests.browser.tour import client_for, signed_in
 from tests.conftest import FIXED_SEED, a_legal_move, play_to_the_end, seat_user, to_move
 
 # Kept by the page from its first script on (an init script runs outside the page's policy).
@@ -108,3 +109,45 @@ def test_main_pages_keep_to_the_policy(new_page: Callable[[], Page], make_cornma
     assert page.evaluate("() => window.__ran") is None
     assert any(v.startswith("script-src-elem inline") for v in violations(page)), violations(page)
     assert any(v.startswith("script-src-attr inline") for v in violations(page)), violations(page)
+
+
+def test_a_corn_maze_games_swaps_keep_to_the_policy(browser, live_server, make_cornmaze) -> None:
+    """Every swap of a Corn maze game's page, as its two players and a spectator see them, and
+    of its replay, reports no violation of the policy (style-src included)."""
+    game = make_cornmaze(size=12)
+    pages: dict[int | None, Page] = {}
+    errors: list[str] = []
+    for seat in (0, 1, None):
+        client = client_for(seat_user(game, seat)) if seat is not None else None
+        page = signed_in(browser, live_server.url, client).new_page()
+        errors += watched(page)  # the same list, filled as the page goes
+        page.on("dialog", lambda dialog: dialog.accept())  # Resign's hx-confirm
+        page.goto(reverse("game", args=[game.pk]))
+        pages[seat] = page
+    mover = to_move(game)
+    page, other = pages[mover], pages[1 - mover]
+    first, second = a_legal_move(game)
+    # A gift of time, a refusal (Play with one shift), the draft's preview and the move.
+    other.locator("form.give-time button").click()
+    expect(page.locator("#log .clock-event")).to_have_count(1)
+    page.check(f"#move-form input[name=first][value={letter(first)}]")
+    page.click("#play")
+    expect(page.locator("#error")).to_be_visible()
+    page.check(f"#move-form input[name=second][value={letter(second)}]")
+    expect(page.locator("#preview-path")).to_be_attached()
+    page.click("#play")
+    # The others' pages pick the move up by polling; the other player resigns.
+    for seen in pages.values():
+        expect(seen.locator("#log li[value='1']:not(.clock-event)")).to_be_attached()
+    other.locator("form.resign button").click()
+    for seen in pages.values():
+        seen.locator("#seed").wait_for()
+        assert violations(seen) == [], seen.url
+    # Its replay, played through and verified.
+    page.goto(reverse("game_replay", args=[game.pk]))
+    page.click("#play")
+    expect(page.locator("#step")).to_have_attribute("data-ply", "1")
+    page.click("#verify-button")
+    expect(page.locator("#verify")).to_contain_text("Checks out")
+    assert violations(page) == []
+    assert [e for e in errors if "Content Security Policy" in e] == []
