@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from django.urls import reverse
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
 
 from games.ui.cornmaze import column_letter as letter
 from tests.browser.tour import client_for, signed_in
@@ -151,3 +151,46 @@ def test_a_corn_maze_games_swaps_keep_to_the_policy(browser, live_server, make_c
     expect(page.locator("#verify")).to_contain_text("Checks out")
     assert violations(page) == []
     assert [e for e in errors if "Content Security Policy" in e] == []
+
+
+def held_until(page: Page, held: list[Route], count: int) -> None:
+    """Wait (in the page's own time: its events are handled meanwhile) until `count` requests
+    have been held."""
+    for _ in range(200):
+        if len(held) >= count:
+            return
+        page.wait_for_timeout(50)
+    raise AssertionError(f"{len(held)} requests held, not {count}")
+
+
+def test_choices_made_faster_than_the_server_answers_log_no_error(
+    new_page: Callable[[], Page], make_cornmaze
+) -> None:
+    """Each choice asks for a preview; a choice made while the last one's is on its way waits
+    for it (hx-sync queue last) rather than abort it, which htmx logs as an error."""
+    game = make_cornmaze(size=6)
+    user = seat_user(game, to_move(game))
+    page = new_page()
+    errors = watched(page)
+    page.goto(reverse("login"))
+    page.locator("#id_username").fill(user.get_username())
+    page.locator("#id_password").fill("a-long-passphrase")  # make_user's
+    page.get_by_role("button", name="Sign in").click()
+    page.goto(reverse("game", args=[game.pk]))
+    held: list[Route] = []
+    page.route(f"**{reverse('game_draft', args=[game.pk])}", lambda route: held.append(route))
+    first, second = a_legal_move(game)
+    page.check(f"#move-form input[name=first][value={letter(first)}]")
+    page.check(f"#move-form input[name=second][value={letter(second)}]")
+    held_until(page, held, 1)
+    # Another second shift while the first preview is held on its way.
+    other = page.locator("#move-form input[name=second]:not([disabled]):not(:checked)").first
+    other_letter = other.get_attribute("value")
+    other.check()  # an abort would be logged at once, before the answers below
+    held[0].continue_()
+    held_until(page, held, 2)
+    held[1].continue_()
+    expect(page.locator("#board-caption")).to_contain_text(
+        f"Preview of {letter(first)} then {other_letter}"
+    )
+    assert errors == []
