@@ -75,7 +75,7 @@ def test_the_feed_lists_the_game_where_it_is_your_move_at_its_deadline(
     assert "DTEND" not in event
     assert str(event["SUMMARY"]) == f"Your move: Corn maze #{game.pk} vs {other.get_username()}"
     assert str(event["URL"]) == f"http://maze.test/games/{game.pk}/"
-    assert str(event["UID"]) == f"game-{game.pk}-seat-{seat.index}-ply-0@maze.test"
+    assert str(event["UID"]) == f"game-{game.pk}-seat-{seat.index}-move-1@maze.test"
     assert event.decoded("DTSTAMP") == T0
     (alarm,) = event.walk("VALARM")
     assert str(alarm["ACTION"]) == "DISPLAY"
@@ -103,7 +103,7 @@ def test_the_uid_stays_for_the_turn_and_changes_with_the_next(client, make_cornm
         core.move_submit(game_id=game.pk, user=first, number=0, move={"shifts": a_legal_move(game)})
     assert events(feed(client, path_first)) == []
     (turn,) = events(feed(client, path_second))
-    assert str(turn["UID"]) != str(before["UID"]) and "-ply-1@" in str(turn["UID"])
+    assert str(turn["UID"]) != str(before["UID"]) and "-move-1@" in str(turn["UID"])
     assert turn.decoded("DTSTART") == moved_at + timedelta(days=3)
     assert turn.decoded("DTSTAMP") == moved_at
 
@@ -360,6 +360,39 @@ def test_a_slow_race_is_one_deadline_to_get_out(client):
     other = user_of(game, 1).get_username()
     assert str(event["SUMMARY"]) == f"Get out: Maze Race #{game.pk} vs {other}"
     assert event.decoded("DTSTART") == Seat.objects.get(game=game, index=0).deadline
+
+
+def test_an_event_keeps_its_uid_while_the_others_play(client, make_user, settings):
+    """Both players set up a Robot Maze Race's warehouse at once: the first one's set-up
+    leaves the other's event as it was. A slow race's runner has one event, whoever steps."""
+    from tests.test_mazerace_site import an_open_way, make_race, step, user_of
+    from tests.test_robotmaze_site import WAREHOUSES
+
+    settings.SITE_URL = "http://maze.test"
+    ann, bob = make_user("ann"), make_user("bob")
+    with core.bot_tasks_paused():
+        game = core.game_create(
+            kind="robotmaze",
+            creator=ann,
+            options={},
+            clock_choice="P3D",
+            seats=[core.SeatPlan(), core.SeatPlan()],
+        )
+        core.game_join(game_id=game.pk, user=bob)
+    (before,) = events(feed(client, link_for(bob)))
+    seat_ann = Seat.objects.get(game=game, user=ann).index
+    core.move_submit(game_id=game.pk, user=ann, number=0, move={"warehouse": WAREHOUSES[seat_ann]})
+    (after,) = events(feed(client, link_for(bob)))
+    uid = f"game-{game.pk}-seat-{1 - seat_ann}-move-1@maze.test"
+    assert str(after["UID"]) == str(before["UID"]) == uid
+    assert after["SEQUENCE"] > before["SEQUENCE"]
+
+    race = make_race(2, clock="P3D")
+    (first,) = events(feed(client, link_for(user_of(race, 0))))
+    step(race, 1, an_open_way(race, 1))
+    step(race, 0, an_open_way(race, 0))
+    (later,) = events(feed(client, link_for(user_of(race, 0))))
+    assert str(later["UID"]) == str(first["UID"]) == f"game-{race.pk}-seat-0@maze.test"
 
 
 def test_a_live_race_has_no_deadline_in_the_calendar(client):

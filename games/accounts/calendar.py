@@ -10,12 +10,12 @@ it signs nobody in, unlike their private link.
 The feed costs three queries whatever the number of games: the profile, the seats with their
 games, and those games' seats with their players.
 
-A calendar program keeps an event by its UID (one a turn) and takes a new copy of it when the
-copy's SEQUENCE is higher. The SEQUENCE is the game's version, which every change a viewer can
-see bumps (a move, a gift of time, a vacation, the admin moving a deadline), so it never goes
-down and goes up whenever the deadline can have moved; LAST-MODIFIED is the latest stored time
-of what touched the seat's turn (`_changed_at`). Both come from the database alone: polled
-again with nothing changed, the feed is the same bytes.
+A calendar program keeps an event by its UID (one a turn, `_uid`) and takes a new copy of it
+when the copy's SEQUENCE is higher. The SEQUENCE is the game's version, which every change a
+viewer can see bumps (a move, a gift of time, a vacation, the admin moving a deadline), so it
+never goes down and goes up whenever the deadline can have moved; LAST-MODIFIED is the latest
+stored time of what touched the seat's turn (`_changed_at`). Both come from the database alone:
+polled again with nothing changed, the feed is the same bytes.
 
 The calendar always holds a VTIMEZONE for UTC, in which every time of the feed is written:
 RFC 5545 wants at least one component, and a player with no game to move has no event."""
@@ -29,7 +29,8 @@ from urllib.parse import urlsplit
 
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import OuterRef, Prefetch, Subquery
+from django.db.models import Count, OuterRef, Prefetch, Subquery
+from django.db.models.functions import Coalesce
 from django.urls import reverse
 from django.utils.crypto import constant_time_compare, salted_hmac
 from icalendar import Alarm, Calendar, Event, Timezone, TimezoneStandard, vDuration
@@ -104,12 +105,19 @@ def calendar_feed(*, user: User, site_url: str) -> bytes:
 def _seats_to_move(user: User) -> list[Seat]:
     """The user's seats with a deadline running (the index seat_user_finished), each with its
     game (read without its state), the game's last move's time, the seat's last vacation
-    event's time, and its seats' players."""
+    event's time, how many moves the seat has made, and its seats' players."""
     last_move = Move.objects.filter(game=OuterRef("game_id")).order_by("-ply").values("at")[:1]
     last_vacation = (
         ClockEvent.objects.filter(game=OuterRef("game_id"), seat=OuterRef("index"))
         .order_by("-at")
         .values("at")[:1]
+    )
+    own_moves = (
+        Move.objects.filter(game=OuterRef("game_id"), seat=OuterRef("index"))
+        .order_by()
+        .values("seat")
+        .annotate(count=Count("pk"))
+        .values("count")
     )
     return list(
         Seat.objects.filter(
@@ -120,7 +128,11 @@ def _seats_to_move(user: User) -> list[Seat]:
         )
         .select_related("game", "user__profile")
         .defer("game__state", "game__seed")
-        .annotate(last_move_at=Subquery(last_move), last_vacation_at=Subquery(last_vacation))
+        .annotate(
+            last_move_at=Subquery(last_move),
+            last_vacation_at=Subquery(last_vacation),
+            own_moves=Coalesce(Subquery(own_moves), 0),
+        )
         .prefetch_related(
             Prefetch("game__seats", queryset=Seat.objects.select_related("user").order_by("index"))
         )
@@ -137,6 +149,18 @@ def event_summary(seat: Seat) -> str:
     return f"{what}: {game.get_kind_display()} #{game.pk}{against}"
 
 
+def _uid(seat: Seat, host: str) -> str:
+    """One event per turn, whose UID stays while its deadline moves and while the others play:
+    the seat's next move (`own_moves` + 1: the others' moves in a Robot Maze Race's set-up,
+    both to move, leave it as it is). A slow race is one deadline to get out, whatever the
+    steps of anyone."""
+    game = seat.game
+    if wording.steps_apart(game.kind):
+        return f"game-{game.pk}-seat-{seat.index}@{host}"
+    turn = getattr(seat, "own_moves", 0) + 1
+    return f"game-{game.pk}-seat-{seat.index}-move-{turn}@{host}"
+
+
 def _event(seat: Seat, *, site_url: str, host: str) -> Event:
     game = seat.game
     deadline = seat.deadline
@@ -147,8 +171,7 @@ def _event(seat: Seat, *, site_url: str, host: str) -> Event:
     rule = wording.out_of_time(game.kind, seats)
     stamp = _changed_at(seat)
     event = Event()
-    # One event per turn: the same game, seat and ply keep their UID while the deadline moves.
-    event.add("uid", f"game-{game.pk}-seat-{seat.index}-ply-{game.ply}@{host}")
+    event.add("uid", _uid(seat, host))
     # The object served is the one made at its last change (the feed is made again the same
     # from the database at every fetch): that is when it was created, not the fetch.
     event.add("dtstamp", stamp)
