@@ -302,11 +302,11 @@ def _preview_caption(preview: dict[str, Any]) -> str:
 
 def column_choices_html(board: dict[str, Any], shift: str) -> SafeString:
     """The move form's radio buttons of one shift ("first" or "second"), a column each: a
-    column that may not be shifted is greyed and disabled (a second one described by the
-    form's #second-blocked, which says why), the one chosen in the draft is checked unless it
-    is one of those (as static/js/site.js unchecks it)."""
+    column that may not be shifted is greyed and disabled, described by the form's sentence
+    that says why (#first-blocked, #second-blocked), the one chosen in the draft is checked
+    unless it is one of those (as static/js/site.js unchecks it)."""
     chosen = board["chosen"].get(shift)
-    described = ' aria-describedby="second-blocked"' if shift == "second" else ""
+    described = f' aria-describedby="{shift}-blocked"'
     out = []
     for col in board["columns"]:
         letter = col["letter"]

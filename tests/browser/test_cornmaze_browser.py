@@ -264,6 +264,28 @@ def test_a_second_shift_greyed_by_the_first_says_why(browser, live_server, make_
         expect(second).to_have_accessible_description(SECOND_BLOCKED)
 
 
+def test_a_first_shift_greyed_by_a_marker_says_why(browser, live_server, make_cornmaze):
+    """A column with a marker in its bottom row may not be shifted: greyed, and described by
+    the form's sentence that says why."""
+    game = make_cornmaze()
+    seat = to_move(game)
+    state = dict(game.state)
+    markers = [list(m) for m in state["markers"]]
+    markers[1 - seat] = [state["size"] - 1, 2]  # the bottom row of column c
+    state["markers"] = markers
+    Game.objects.filter(pk=game.pk).update(state=state)
+    why = "Greyed columns cannot be shifted: a marker stands in their bottom row."
+    with signed_in(browser, live_server.url, client_for(seat_user(game, seat))) as context:
+        page = context.new_page()
+        page.goto(reverse("game", args=[game.pk]))
+        first = page.locator("#move-form input[name=first][value=c]")
+        expect(first).to_be_disabled()
+        expect(first).to_have_accessible_description(why)
+        expect(
+            page.locator("#move-form input[name=first][value=d]")
+        ).to_have_accessible_description("")
+
+
 def reading_order(page: Page, selector: str) -> list[str]:
     """These list items (number and text) in the order a reader meets them on the screen:
     row by row from the top, each row from the left."""
