@@ -401,13 +401,21 @@ document.documentElement.classList.add("js"); // what only a page without JavaSc
 // nor for the race's steering pad, whose keys work wherever the focus is.
 (function () {
   var sent = null;
+  // Safari before 15.4 knows no :focus-visible, and throws on it: take the focus as shown.
+  function focusShown(el) {
+    try {
+      return el.matches(":focus-visible");
+    } catch (e) {
+      return true;
+    }
+  }
   document.addEventListener("htmx:beforeRequest", function (event) {
     var game = document.getElementById("game");
     var active = document.activeElement;
     if (event.detail.requestConfig.verb !== "post" || !game || !active) return;
     if (event.detail.elt && event.detail.elt.closest && event.detail.elt.closest("#steer")) return;
     if (active === document.body || !game.contains(active) || active.closest("#steer")) return;
-    if (active.matches(":focus-visible")) sent = event.detail.xhr;
+    if (focusShown(active)) sent = event.detail.xhr;
   });
   document.addEventListener("htmx:afterSettle", function (event) {
     if (!sent || event.detail.xhr !== sent) return;

@@ -263,3 +263,41 @@ def test_a_slow_race_takes_one_step_a_press_however_long_a_key_is_held(
     assert second is not None
     third = mazegen.neighbour(second, turn)
     assert runner["path"] == [mazegen.NAMES[c] for c in (start, second, third)]
+
+
+# Safari before 15.4: `matches(":focus-visible")` throws a SyntaxError.
+NO_FOCUS_VISIBLE = """
+const matches = Element.prototype.matches;
+Element.prototype.matches = function (selector) {
+  if (selector.includes(":focus-visible")) throw new SyntaxError("':focus-visible' is not valid");
+  return matches.call(this, selector);
+};
+"""
+
+
+def test_a_browser_without_focus_visible_still_goes_on_from_the_status_line(
+    page_for, live_server, transactional_db
+):
+    alice, bob = make_player(), make_player()
+    with core.bot_tasks_paused():
+        game = core.game_create(
+            kind="robotmaze",
+            creator=alice,
+            options={},
+            clock_choice="P3D",
+            seats=[core.SeatPlan(), core.SeatPlan()],
+        )
+        core.game_join(game_id=game.pk, user=bob)
+    page = page_for(alice)
+    page.add_init_script(NO_FOCUS_VISIBLE)
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(f"/games/{game.pk}/")
+    tab_to(page, "#random-warehouse")
+    page.keyboard.press("Enter")
+    expect(page.locator("#crate-count")).to_have_text("20 of 20 crates")
+    tab_to(page, "#play")
+    page.keyboard.press("Enter")
+    expect(page.locator(".warehouse-editor")).to_have_count(0)
+    expect(page.locator("#status")).to_be_focused()
+    assert errors == []
