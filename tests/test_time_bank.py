@@ -705,6 +705,28 @@ def test_sign_up_keeps_the_browsers_zone_and_falls_back_to_utc(client) -> None:
 
 
 @pytest.mark.django_db
+def test_claiming_a_guest_account_keeps_the_browsers_zone_unless_the_guest_chose_one() -> None:
+    from games.accounts.guests import guest_create
+
+    form = {"password1": "a long passphrase", "password2": "a long passphrase", "email": ""}
+    for username, chosen, guessed, kept in (
+        ("berliner", "", "Europe/Berlin", "Europe/Berlin"),
+        ("nowhere", "", "Nowhere/Else", "UTC"),
+        ("chooser", "Asia/Tokyo", "Europe/Berlin", "Asia/Tokyo"),
+    ):
+        guest = guest_create()
+        if chosen:
+            zone_of(guest, chosen)
+        client = Client()
+        client.force_login(guest)
+        response = client.post(
+            reverse("guest_claim"), {**form, "username": username, "time_zone": guessed}
+        )
+        assert response.status_code == 302
+        assert Profile.objects.get(user__username=username).time_zone == kept
+
+
+@pytest.mark.django_db
 def test_the_gift_form_gives_once_and_a_player_never_sees_anothers_time_zone(queued) -> None:
     players = [make_player(), make_player()]
     game = banked_game(*players, bank=7, weekends=True)

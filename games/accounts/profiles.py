@@ -181,10 +181,14 @@ def time_zone_set(*, user: User, name: str) -> Profile:
     return profile
 
 
-def guest_claim(*, user: User, username: str, password: str, email: str) -> User:
+def guest_claim(
+    *, user: User, username: str, password: str, email: str, time_zone: str = ""
+) -> User:
     """Turn a guest into a registered user: the same row, so every seat and game stays its own.
-    The private link stops working. Returns the updated user (the caller's object is left as it
-    was, so a refusal changes nothing anywhere)."""
+    The private link stops working. `time_zone`: the browser's guess, as at sign-up, taken if
+    the guest's zone is still the first one, UTC (a zone the guest chose is kept). Returns the
+    updated user (the caller's object is left as it was, so a refusal changes nothing
+    anywhere)."""
     username = username_normalize(username)
     with transaction.atomic():
         locked = User.objects.select_for_update().get(pk=user.pk)
@@ -201,7 +205,9 @@ def guest_claim(*, user: User, username: str, password: str, email: str) -> User
             raise AccountError(USERNAME_TAKEN, field="username") from None
         profile.is_guest = False
         profile.guest_key = ""
-        profile.save(update_fields=["is_guest", "guest_key"])
+        if profile.time_zone == "UTC" and time_zone_known(time_zone):
+            profile.time_zone = time_zone
+        profile.save(update_fields=["is_guest", "guest_key", "time_zone"])
         if email:
             email_address_set(user=locked, email=email)
     return locked

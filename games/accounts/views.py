@@ -101,6 +101,7 @@ def guest_claim(request: HttpRequest) -> HttpResponse:
                 username=form.cleaned_data["username"],
                 password=form.cleaned_data["password1"],
                 email=form.cleaned_data["email"],
+                time_zone=form.cleaned_data["time_zone"],
             )
         except AccountError as exc:
             form.add_error(exc.field, str(exc))
