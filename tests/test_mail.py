@@ -98,7 +98,11 @@ def test_a_your_turn_mail_has_text_html_a_link_and_one_click_unsubscribe(setting
     assert message.subject == f"Your move in Corn maze #{game.pk}"
     link = f"https://mazes.example/games/{game.pk}/"
     assert link in message.body and "3 days, 0:00:00 for this move" in message.body
-    assert "A player who runs out of time loses." in message.body
+    # The game page's words: automatic vacation comes first, once play has begun.
+    assert (
+        "A player who runs out of time loses. Once play has begun, a registered player with "
+        "vacation days left goes on vacation instead" in " ".join(message.body.split())
+    )
     ((html, mimetype),) = message.alternatives  # type: ignore[attr-defined]
     assert mimetype == "text/html" and f'href="{link}"' in html
     unsubscribe = message.extra_headers["List-Unsubscribe"]

@@ -168,7 +168,7 @@ def _event(seat: Seat, *, site_url: str, host: str) -> Event:
     url = site_url.rstrip("/") + game.get_absolute_url()
     summary = event_summary(seat)
     seats = len(game.seats.all())
-    rule = wording.out_of_time(game.kind, seats)
+    rule = wording.out_of_time_rule(game.kind, seats)
     stamp = _changed_at(seat)
     event = Event()
     event.add("uid", _uid(seat, host))

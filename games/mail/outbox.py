@@ -287,7 +287,7 @@ def _context(row: Outbox, user: Any) -> dict[str, Any] | None:
         context["clock"] = clock.format_left(game.clock_duration or timedelta())
         # A race has no turns: its clock runs from the start until the runner is out.
         context["race"] = wording.steps_apart(game.kind)
-        context["out_of_time"] = wording.out_of_time(game.kind, len(seats))
+        context["out_of_time"] = wording.out_of_time_rule(game.kind, len(seats))
         if row.kind == Kind.YOUR_TURN:
             told = chatnews.unread(user_id=user.pk, game_ids=[game.pk])
             context["chat_told"] = told

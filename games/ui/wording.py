@@ -138,7 +138,13 @@ def clock_rule(kind: str, seats: int, duration: timedelta | None) -> str:
     if duration is None:
         return ""
     given = "from the start to get out" if steps_apart(kind) else "for each move"
-    return f"{duration.days} days {given}. {out_of_time(kind, seats)} {VACATION_FIRST}"
+    return f"{duration.days} days {given}. {out_of_time_rule(kind, seats)}"
+
+
+def out_of_time_rule(kind: str, seats: int) -> str:
+    """What running out of a clock of days costs, with the vacation that comes first: the game
+    page's words, which the your-turn and reminder mails and the calendar's events repeat."""
+    return f"{out_of_time(kind, seats)} {VACATION_FIRST}"
 
 
 # Automatic vacation (play.vacations) comes before a timeout, in every clock of days, once play
