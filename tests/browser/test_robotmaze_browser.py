@@ -3,7 +3,9 @@ Robot Maze Race to the end, and both warehouses are revealed."""
 
 from __future__ import annotations
 
-from playwright.sync_api import expect
+import contextlib
+
+from playwright.sync_api import Error, Route, expect
 
 from games.engines import robotmaze
 from games.models import Game
@@ -91,3 +93,74 @@ def test_two_people_set_up_play_to_the_end_and_see_both_warehouses(new_page):
             box = page.locator(f"[data-grid='open-{1 - seat}']")
             assert box.locator("td.crate").count() == 20
             assert rows == game.state["warehouses"][seat]
+
+
+# What the page's htmx sends: requests on their way, and the moves sent.
+TRACK_REQUESTS = """
+window.__inflight = 0;
+window.__moves = 0;
+document.addEventListener("htmx:beforeRequest", (e) => {
+  window.__inflight += 1;
+  // Counted down by the request itself: its element may have left the page by then.
+  e.detail.xhr.addEventListener("loadend", () => { window.__inflight -= 1; });
+  if (e.detail.requestConfig.path.endsWith("/move")) window.__moves += 1;
+});
+"""
+
+
+def test_run_the_program_while_a_preview_is_on_its_way_sends_the_move_once(
+    browser, live_server, transactional_db
+) -> None:
+    """Play while a preview is on its way and another waits behind it: one move is sent. The
+    waiting preview used to go once the first came back, to the Play button's `formaction`,
+    the move's address: a second move, refused as "played already"."""
+    from games.play import core
+    from tests.browser.tour import client_for, signed_in
+    from tests.worker_fixtures import make_player
+
+    alice, bob = make_player(), make_player()
+    with core.bot_tasks_paused():
+        game = core.game_create(
+            kind="robotmaze",
+            creator=alice,
+            options={},
+            clock_choice="P3D",
+            seats=[core.SeatPlan(), core.SeatPlan()],
+        )
+        core.game_join(game_id=game.pk, user=bob)
+        for seat, user in enumerate((alice, bob)):
+            game.refresh_from_db()
+            core.move_submit(
+                game_id=game.pk,
+                user=user,
+                number=core.move_number(game, seat),
+                move={"warehouse": WAREHOUSES[seat]},
+            )
+    game.refresh_from_db()
+    (seat,) = robotmaze.to_move(game.state)
+    context = signed_in(browser, live_server.url, client_for((alice, bob)[seat]))
+    try:
+        page = context.new_page()
+        page.add_init_script(TRACK_REQUESTS)
+        page.goto(f"/games/{game.pk}/")
+        form = page.locator("#move-form.program-form")
+        form.wait_for()
+        held: list[Route] = []
+        page.route(f"**/games/{game.pk}/draft", lambda route: held.append(route))
+        form.locator("select[name=command_1]").select_option("R")
+        page.wait_for_function("() => window.__inflight === 1")  # held on its way
+        form.locator("select[name=command_2]").select_option("D")  # waits behind it
+        page.locator("#play").click()
+        page.unroute(f"**/games/{game.pk}/draft")
+        for route in held:
+            with contextlib.suppress(Error):  # a request the page aborted is gone
+                route.continue_()
+        page.wait_for_function(
+            "() => window.__inflight === 0 && !document.querySelector('.program-form')"
+        )
+        assert page.evaluate("() => window.__moves") == 1
+        expect(page.locator("#game .error")).to_have_count(0)
+        game.refresh_from_db()
+        assert game.ply == 3  # the two set-ups and the one program
+    finally:
+        context.close()
