@@ -328,6 +328,11 @@ def test_the_game_page_counts_a_clock_with_weekends_off_in_clock_time(queued) ->
         assert '<span class="left">2 days, 16:00:00</span>' in weekend
         assert '<span class="stopped">(stopped for the weekend)</span>' in weekend
     assert '<span class="left">2 days, 15:00:00</span>' in clock_shown(monday + HOUR)
+    # "Your games" says the same time left as the page.
+    mover_user = player_at(game, mover)
+    with time_machine.travel(FRIDAY_NY + timedelta(hours=4), tick=False):
+        (row,) = selectors.your_games(mover_user, 1).rows
+    assert row.left_text == "2 days, 20:00:00"
     # A clock that always runs has no stops.
     plain = make_game(make_player(), make_player())
     assert "data-stops" not in viewer.get(reverse("game", args=[plain.pk])).content.decode()

@@ -200,7 +200,8 @@ class YourGames:
 _ACTIVE, _OPEN, _LIVE = (f"'{v}'" for v in (Game.Status.ACTIVE, Game.Status.OPEN, Clock.LIVE))
 _YOUR_GAMES_SQL = f"""
 SELECT {{columns}}, me."index", me.deadline, me.out_at IS NOT NULL,
-       CASE WHEN g.status = {_ACTIVE} AND g.clock = {_LIVE} THEN g.state END
+       CASE WHEN g.status = {_ACTIVE} AND g.clock = {_LIVE} THEN g.state END,
+       g.clock_options, (SELECT p.time_zone FROM games_profile p WHERE p.user_id = me.user_id)
 FROM games_seat me
 JOIN games_game g ON g.id = me.game_id
 WHERE me.user_id = %(user)s AND me.finished_at IS NULL AND g.status IN ({_OPEN}, {_ACTIVE})
@@ -227,9 +228,13 @@ def your_games(user: User, page: int = 1) -> YourGames:
         cursor.execute(sql, {"user": user.pk})
         found = cursor.fetchall()
     rows = []
-    for *columns, index, deadline_at, out, race_state in found[:YOUR_GAMES_PAGE]:
+    for *columns, index, deadline_at, out, race_state, options, zone in found[:YOUR_GAMES_PAGE]:
         game = _game_line(now, *columns)
         deadline = reads.aware(deadline_at)
+        # A clock with weekends off counts the time left on it, as the game page does.
+        weekends_off = (json.loads(options) if isinstance(options, str) else options or {}).get(
+            "weekends_off"
+        )
         in_race = race_state is not None and index in get_engine(game.kind).to_move(
             json.loads(race_state)
         )
@@ -237,7 +242,11 @@ def your_games(user: User, page: int = 1) -> YourGames:
             YourGame(
                 game=game,
                 your_move=deadline is not None or in_race,
-                left=(deadline - now) if deadline else None,
+                left=clock.clock_between(
+                    now, deadline, clock.person_zone(zone) if weekends_off else None
+                )
+                if deadline
+                else None,
                 out=out,
             )
         )
