@@ -344,22 +344,28 @@ document.documentElement.classList.add("js"); // what only a page without JavaSc
     want(button.value, false);
   }, true);
 
-  // A swipe on the maze is one step.
-  var touch = null;
+  // A swipe on the maze is one step. Its end is heard on the element it began on: a touch
+  // keeps its first target, which a swap (several a second in a live race) may have taken out
+  // of the page, where the document no longer hears it.
   document.addEventListener("touchstart", function (event) {
     if (!event.target.closest || !event.target.closest("#maze-board")) return;
-    var t = event.touches[0];
-    touch = { x: t.clientX, y: t.clientY };
+    var target = event.target;
+    var start = { x: event.touches[0].clientX, y: event.touches[0].clientY };
+    function done() {
+      target.removeEventListener("touchend", end);
+      target.removeEventListener("touchcancel", done);
+    }
+    function end(e) {
+      done();
+      var t = e.changedTouches[0];
+      var dx = t.clientX - start.x, dy = t.clientY - start.y;
+      if (Math.max(Math.abs(dx), Math.abs(dy)) < 24) return;
+      var dir = Math.abs(dx) > Math.abs(dy) ? (dx > 0 ? "E" : "W") : (dy > 0 ? "S" : "N");
+      want(dir, false);
+    }
+    target.addEventListener("touchend", end);
+    target.addEventListener("touchcancel", done);
   }, { passive: true });
-  document.addEventListener("touchend", function (event) {
-    if (!touch) return;
-    var t = event.changedTouches[0];
-    var dx = t.clientX - touch.x, dy = t.clientY - touch.y;
-    touch = null;
-    if (Math.max(Math.abs(dx), Math.abs(dy)) < 24) return;
-    var dir = Math.abs(dx) > Math.abs(dy) ? (dx > 0 ? "E" : "W") : (dy > 0 ? "S" : "N");
-    want(dir, false);
-  });
 })();
 
 // The warehouse editor: the arrow keys move between its cells, and the grid is one stop of the

@@ -318,3 +318,46 @@ def test_a_runner_sees_its_whole_maze_when_the_race_starts_and_steers_there(
     wait_until(lambda: runner(game, 0)["steps"] == 2, timeout=10, what="the swipe's step")
     settled(page, game)
     expect(maze).to_be_in_viewport(ratio=1)
+
+
+def test_a_swipe_is_a_step_when_the_maze_is_drawn_anew_under_the_finger(
+    new_page, live_server, queued: Queued
+) -> None:
+    """In a live race the board is drawn anew several times a second (the others' steps). A
+    touch keeps its first target, which a swap took out of the page: the end of the swipe was
+    not heard, and the step was lost."""
+    game = make_race(2)
+    page = new_page()
+    page.set_viewport_size(PHONE)
+    session = client_for(game.seats.get(index=0).user).cookies[settings.SESSION_COOKIE_NAME]
+    page.context.add_cookies(
+        [{"name": session.key, "value": session.value, "url": live_server.url}]
+    )
+    page.goto(f"/games/{game.pk}/")
+    race.race_ready(game_id=game.pk, user=game.seats.get(index=1).user)
+    page.locator("#ready").click()
+    expect(page.locator("#countdown")).to_contain_text("the race starts in")
+    game.refresh_from_db()
+    assert game.race_starts_at is not None
+    wait_until(lambda: datetime.now(UTC) >= game.race_starts_at, timeout=10, what="the start")
+    maze = page.locator("#maze-board svg")
+    expect(maze).to_be_in_viewport(ratio=1)
+    settled(page, game)
+    box = maze.bounding_box()
+    assert box is not None
+    way = site.an_open_way(game, 0)
+    dx, dy = {"N": (0, -60), "E": (60, 0), "S": (0, 60), "W": (-60, 0)}[way]
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Emulation.setTouchEmulationEnabled", {"enabled": True, "maxTouchPoints": 1})
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x, "y": y}]})
+    # The board drawn anew under the finger, as a swap does.
+    page.evaluate(
+        "() => { const b = document.getElementById('maze-board'); b.outerHTML = b.outerHTML; }"
+    )
+    cdp.send(
+        "Input.dispatchTouchEvent",
+        {"type": "touchMove", "touchPoints": [{"x": x + dx, "y": y + dy}]},
+    )
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+    wait_until(lambda: runner(game, 0)["steps"] == 1, timeout=10, what="the swipe's step")
