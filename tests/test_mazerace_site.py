@@ -887,3 +887,12 @@ def test_the_steering_buttons_work_without_javascript(started: Game) -> None:
 
 def test_a_race_time_is_never_broken_before_its_unit() -> None:
     assert seconds(12250) == "12.25\u00a0s"
+
+
+def test_a_step_after_the_race_closed_says_so(started: Game) -> None:
+    """A runner's key pressed as the race closes is refused in the race's words, not as a
+    mistake: "The game is over." read as an alarm over the results."""
+    Game.objects.filter(pk=started.pk).update(status=Game.Status.FINISHED)
+    started.refresh_from_db()
+    with pytest.raises(core.MoveRefused, match=r"^The race closed before this step\.$"):
+        step(started, 0, an_open_way(started, 0))

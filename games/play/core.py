@@ -547,7 +547,9 @@ def _move_refused_early(game: Game, seat: Seat, number: int) -> None:
     if game.status == Game.Status.OPEN:
         raise MoveRefused(NOT_STARTED)
     if game.is_over:
-        raise MoveRefused("The game is over.")
+        # A runner's last key, pressed as the race closed, is no mistake of theirs.
+        over = "The race closed before this step." if _engine(game.kind).SEATS_MOVE_APART else ""
+        raise MoveRefused(over or "The game is over.")
     if number == move_number(game, seat.index):
         return
     engine = _engine(game.kind)
