@@ -178,7 +178,7 @@ def test_a_declined_challenge_is_listed_without_a_replay_or_a_rating() -> None:
     assert "alice vs bob (declined)" in ET.tostring(feed, encoding="unicode")
     page = client.get(reverse("game", args=[declined.pk])).content.decode()
     assert "a challenged player said no" in page
-    assert "Not rated: an aborted game changes nobody" in page and "Rated game." not in page
+    assert "Not rated: a game with no result changes nobody" in page and "Rated game." not in page
     assert reverse("game_replay", args=[declined.pk]) not in page
     assert "<p>No moves.</p>" in page and "No moves yet" not in page  # none will come
     assert (

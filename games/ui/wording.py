@@ -207,7 +207,7 @@ RATED_HELP = (
 )
 RATED_GAME = "Rated game."
 UNRATED_GAME = "Not rated."
-ABORTED_GAME = "Not rated: an aborted game changes nobody's results."
+ABORTED_GAME = "Not rated: a game with no result changes nobody's results."
 
 
 def rated_text(game: Game) -> str:
