@@ -492,3 +492,11 @@ def test_the_archive_feed_is_atom_with_an_entry_per_game(client, mixed):
     cats = ET.fromstring(client.get(moved["Location"]).content)
     assert len(cats.findall(f"{ATOM}entry")) == 2
     assert client.get("/archive/feed/?player=nobody-here").status_code == 200
+
+
+@pytest.mark.django_db
+def test_the_date_filters_say_their_days_are_utc(client) -> None:
+    """The list shows each viewer's own times; the filter's days are UTC days, and say so."""
+    page = client.get("/archive/").content.decode()
+    assert '<span>From (UTC)</span> <input type="date" name="from"' in page
+    assert '<span>To (UTC)</span> <input type="date" name="to"' in page

@@ -80,8 +80,9 @@ class FilterForm(forms.Form):
         super().__init__(*args, **kwargs)
         # `from` and `to` are Python keywords, so these two are added by name.
         date_input = forms.DateInput(attrs={"type": "date"})
-        self.fields["from"] = forms.DateField(required=False, label="From", widget=date_input)
-        self.fields["to"] = forms.DateField(required=False, label="To", widget=date_input)
+        # Days as the server counts them, in UTC: the page's times are each viewer's own.
+        self.fields["from"] = forms.DateField(required=False, label="From (UTC)", widget=date_input)
+        self.fields["to"] = forms.DateField(required=False, label="To (UTC)", widget=date_input)
         if not with_player:
             del self.fields["player"]
 
