@@ -563,6 +563,7 @@ def test_the_verify_command_explains_instead_of_a_traceback(tmp_path, record) ->
         ('{"format": ' + "9" * 5000 + "}", "holds a number too long to read"),
         (b"\xff\xfe{}", "not UTF-8"),
         ("{", "not JSON"),
+        (" \n", "is empty"),
     ]:
         if isinstance(text, bytes):
             path.write_bytes(text)

@@ -4,6 +4,7 @@ replaying it from its seed."""
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -22,6 +23,7 @@ from games.models import (
     departure,
     json_safe,
 )
+from games.web.inputs import ascii_int
 
 FORMAT = "mazesite-record/1"
 
@@ -300,6 +302,60 @@ def _compared(name: str, value: Any) -> Any:
     if name == "url" and isinstance(value, str):
         return urlsplit(value).path
     return value
+
+
+class RecordUnreadable(ValueError):
+    """Text that cannot be read as a record's JSON; `str(exc)` says why, in a sentence."""
+
+
+def record_parse(data: bytes | str, *, name: str) -> Any:
+    """The JSON value in a record's bytes or text (UTF-8; a byte order mark, as some editors
+    save one, is skipped). RecordUnreadable, with a sentence about `name` (a file's path, "The
+    file"), when it cannot be read: whether it is a record is record_verify's to say."""
+    try:
+        text = data.decode("utf-8-sig") if isinstance(data, bytes) else data
+    except UnicodeDecodeError:
+        raise RecordUnreadable(f"{name} is not JSON: it is not UTF-8 text.") from None
+    text = text.removeprefix("\ufeff")
+    if not text.strip():
+        raise RecordUnreadable(f"{name} is empty.")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RecordUnreadable(f"{name} is not JSON: {exc}") from None
+    except ValueError:  # Python's limit on the digits of an integer
+        raise RecordUnreadable(
+            f"{name} is not a record: it holds a number too long to read."
+        ) from None
+    except RecursionError:
+        raise RecordUnreadable(f"{name} is nested too deeply to be a record.") from None
+
+
+def record_checked_out(record: JSON) -> str:
+    """The sentence for a record that record_verify found nothing wrong with."""
+    moves = len(record.get("moves") or [])
+    return (
+        f"{record['game']} game {record.get('id')} checks out: the seed matches its SHA-256, "
+        f"and all {moves} moves and every random draw replay exactly."
+    )
+
+
+SAME_AS_HELD = "It is the record this site holds, names and times included."
+NOT_OVER_HERE = "This game is not over on this site."
+
+
+def record_site_differences(record: JSON, *, user: Any) -> list[str] | None:
+    """Where a record differs from this site's own record of the game it names (its `id`), as
+    record_differences says; None if this site holds no such game (or none `user` may see). A
+    game that is not over is not compared, so that nothing of its hidden parts is told: the
+    one difference is that it is not over here."""
+    pk = ascii_int(record.get("id"))
+    game = Game.objects.filter(pk=pk).first() if pk is not None else None
+    if game is None or game.hidden_from(game.seats.all(), user):
+        return None
+    if not game.is_over:
+        return [NOT_OVER_HERE]
+    return record_differences(record, record_build(game, viewer_seat=None))
 
 
 # A record's result.status: a running game's, or one of Game.Status's ends.

@@ -1,15 +1,20 @@
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
+from django.contrib.auth.models import AnonymousUser
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from games.archive.records import record_build, record_differences, record_verify
-from games.models import Game
-from games.web.inputs import ascii_int
+from games.archive.records import (
+    SAME_AS_HELD,
+    RecordUnreadable,
+    record_checked_out,
+    record_parse,
+    record_site_differences,
+    record_verify,
+)
 
 
 class Command(BaseCommand):
@@ -30,44 +35,28 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         path = options["file"]
         try:
-            # utf-8-sig: a file saved with a byte order mark (as some editors do) reads too.
-            text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8-sig")
-            record = json.loads(text.removeprefix("\ufeff"))
+            data = sys.stdin.read() if path == "-" else Path(path).read_bytes()
+            record = record_parse(data, name=path)
         except OSError as exc:
             raise CommandError(f"Cannot read {path}: {exc.strerror}") from None
-        except UnicodeDecodeError:
-            raise CommandError(f"{path} is not JSON: it is not UTF-8 text.") from None
-        except json.JSONDecodeError as exc:
-            raise CommandError(f"{path} is not JSON: {exc}") from None
-        except ValueError:  # Python's limit on the digits of an integer
-            raise CommandError(
-                f"{path} is not a record: it holds a number too long to read."
-            ) from None
-        except RecursionError:
-            raise CommandError(f"{path} is nested too deeply to be a record.") from None
+        except RecordUnreadable as exc:
+            raise CommandError(str(exc)) from None
         problems = record_verify(record)
         if options["site"] and isinstance(record, dict):
-            problems += self._site_differences(record)
+            differences = record_site_differences(record, user=AnonymousUser())
+            if differences is None:
+                differences = [f"This site holds no game {record.get('id')!r}."]
+            problems += differences
         if problems:
             for problem in problems:
                 self.stderr.write(f"- {problem}")
             raise CommandError(f"{path} does NOT check out ({len(problems)} problem(s)).")
-        moves = len(record.get("moves") or [])
         self.stdout.write(
-            f"OK: {record['game']} game {record.get('id')} checks out: the seed matches its "
-            f"SHA-256, and all {moves} moves and every random draw replay exactly."
+            f"OK: {record_checked_out(record)} "
             + (
-                " It is the record this site holds, names and times included."
+                SAME_AS_HELD
                 if options["site"]
-                else " (The players' names and the moves' times are not the seed's to check:"
+                else "(The players' names and the moves' times are not the seed's to check:"
                 " --site compares them with the site's own.)"
             )
         )
-
-    def _site_differences(self, record: dict[str, Any]) -> list[str]:
-        game_id = record.get("id")
-        pk = ascii_int(game_id)
-        game = Game.objects.filter(pk=pk).first() if pk is not None else None
-        if game is None:
-            return [f"This site holds no game {game_id!r}."]
-        return record_differences(record, record_build(game, viewer_seat=None))
