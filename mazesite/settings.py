@@ -388,8 +388,20 @@ RATE_LIMITS = env_rates(
         "calendar_link_player": "20/h",
         "chat_player": "10/m",
         "chat_action_player": "30/h",
+        # Checking a record someone has (games/archive/views.py): a long race's replay takes
+        # a second of the server's time.
+        "record_verify_client": "30/h",
     },
 )
+
+# A record sent to be checked (/records/verify/): a 10-minute live race of 4 runners, the
+# longest a record gets, is about 2.4 MB of the download's JSON. The request may carry that
+# much besides its form fields (Django refuses more with a 400), and a file of that size is
+# read in memory, never written to a temporary file.
+RECORD_MAX_BYTES = 5 * 1024 * 1024
+DATA_UPLOAD_MAX_MEMORY_SIZE = RECORD_MAX_BYTES + 64 * 1024
+FILE_UPLOAD_MAX_MEMORY_SIZE = DATA_UPLOAD_MAX_MEMORY_SIZE
+
 RATELIMIT_IP_META_KEY = "games.web.limits.client_ip"
 RATELIMIT_CACHE_PREFIX = "rl:"
 RATELIMIT_FAIL_OPEN = True  # a count the cache lost lets the request through

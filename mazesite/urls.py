@@ -49,6 +49,7 @@ urlpatterns = [
     path("games/<game_id:game_id>/invite/<str:token>/", views.game_invite, name="game_invite"),
     path("games/<game_id:game_id>/replay/", archive_views.game_replay, name="game_replay"),
     path("archive/", archive_views.archive_list, name="archive"),
+    path("records/verify/", archive_views.record_verify_page, name="record_verify"),
     path("archive/feed/", ArchiveFeed(), name="archive_feed"),
     # Guests' names have a space ("Guest 2935"): reverse() quotes it.
     path("players/<str:name>/", archive_views.player_detail, name="player"),

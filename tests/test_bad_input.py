@@ -14,7 +14,9 @@ import unicodedata
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import User
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test import Client
@@ -38,6 +40,7 @@ from games.models import (
     Vacation,
 )
 from games.play import core
+from games.web import middleware
 from games.web.inputs import ascii_int
 from games.web.middleware import MAX_CHARS
 from tests.conftest import FIXED_SEED, play_to_the_end, seat_user
@@ -182,6 +185,24 @@ def test_over_long_input_is_refused_with_a_sentence(client: Client) -> None:
         assert response.status_code == 400
         assert "longer than anything this site takes" in response.content.decode()
     assert client.get("/archive/", {"player": "x" * MAX_CHARS}).status_code == 200
+
+
+def test_a_body_larger_than_the_site_takes_is_refused_before_it_is_read(client: Client) -> None:
+    """Django would parse a form's uploaded file of any size (to a temporary file) when the
+    request's form is first read; the body's declared length is checked before that. Here the
+    request declares more than it holds: refused all the same, by what it says."""
+    upload = SimpleUploadedFile("big.json", b"{}")
+    declared = str(settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1)
+    for path in ("/accounts/login/", "/records/verify/"):
+        response = client.post(path, {"file": upload}, CONTENT_LENGTH=declared)
+        assert response.status_code == 400
+        assert response.content.decode() == middleware.too_large()
+    # The pasted text of a game record is the one value that may be longer than MAX_CHARS.
+    response = client.post("/records/verify/", {"text": "x" * (MAX_CHARS + 1)})
+    assert response.status_code == 400
+    assert "The text is not JSON" in response.content.decode()
+    response = client.post("/accounts/login/", {"username": "x" * (MAX_CHARS + 1), "text": "x"})
+    assert "longer than anything this site takes" in response.content.decode()
 
 
 # --- form fields and their columns ------------------------------------------------------------

@@ -8,19 +8,29 @@ from html import escape
 from typing import Any
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
-from django.shortcuts import redirect
+from django.shortcuts import redirect, render
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
-from django.views.decorators.http import require_safe
+from django.views.decorators.http import require_http_methods, require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from games.archive import rating_reads, reads, replay_page, selectors
 from games.archive.filters import filters_from
-from games.archive.records import record_build, record_verify
+from games.archive.records import (
+    SAME_AS_HELD,
+    RecordUnreadable,
+    record_build,
+    record_checked_out,
+    record_parse,
+    record_site_differences,
+    record_verify,
+)
 from games.models import Game
 from games.ui import SEAT_COLOURS, mark_html, time_html, wording
+from games.web import limits
 from games.web.http import HtmxHttpRequest
 
 # A page shows 25 of these. Written out here rather than in a template: Django's template
@@ -207,3 +217,63 @@ def _verify(game: Game) -> dict[str, Any]:
     record = record_build(game, viewer_seat=None)
     problems = record_verify(record)
     return {"ok": not problems, "problems": problems, "moves": len(record["moves"])}
+
+
+# --- checking a record someone has -----------------------------------------------------------
+
+NO_RECORD = "Choose the record's file, or paste its text."
+TWO_RECORDS = "Send the record one way: its file or its text, not both."
+NOT_HELD = (
+    "This site holds no game with the record's id, so the players' names and the moves' times, "
+    "which the seed cannot check, were not compared with its own."
+)
+
+
+def record_too_large() -> str:
+    most = settings.RECORD_MAX_BYTES // 2**20
+    return f"That is too large for a record: a record is at most {most} MB."
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+@limits.limit("record_verify_client", lambda request: limits.client_ip(request), done_only=True)
+def record_verify_page(request: HttpRequest) -> HttpResponse:
+    """A game record someone has (downloaded, or sent to them), checked: posted as a file or as
+    its text, replayed from its seed (record_verify) and, when it names a game of this site that
+    is over, compared with this site's own record of it. No account needed; nothing changes."""
+    template = "archive/record_verify.html"
+    if request.method != "POST":
+        return render(request, template, {})
+    text = request.POST.get("text", "")
+    try:
+        record = _record_posted(request, text)
+    except RecordUnreadable as exc:
+        return render(request, template, {"error": str(exc), "text": text}, status=400)
+    problems = record_verify(record)
+    if not isinstance(record, dict):  # JSON, but no record at all
+        return render(request, template, {"error": " ".join(problems), "text": text}, status=400)
+    differences = record_site_differences(record, user=request.user)
+    problems += differences or []
+    verification = {
+        "ok": not problems,
+        "problems": problems,
+        "checked": "" if problems else record_checked_out(record),
+        "site": NOT_HELD if differences is None else SAME_AS_HELD,
+    }
+    return render(request, template, {"verification": verification, "text": text})
+
+
+def _record_posted(request: HttpRequest, text: str) -> Any:
+    """The JSON of the record posted, as a file or as text; RecordUnreadable saying why not."""
+    upload = request.FILES.get("file")
+    if upload is not None and text.strip():
+        raise RecordUnreadable(TWO_RECORDS)
+    if upload is None and not text.strip():
+        raise RecordUnreadable(NO_RECORD)
+    if upload is not None:
+        # Its size is known before it is read (the body is at most DATA_UPLOAD_MAX_MEMORY_SIZE).
+        if upload.size is None or upload.size > settings.RECORD_MAX_BYTES:
+            raise RecordUnreadable(record_too_large())
+        return record_parse(upload.read(), name="The file")
+    if len(text.encode()) > settings.RECORD_MAX_BYTES:
+        raise RecordUnreadable(record_too_large())
+    return record_parse(text, name="The text")

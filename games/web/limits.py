@@ -52,6 +52,7 @@ SENTENCES = {
     "calendar_link_player": "You have made too many new calendar links.",
     "chat_player": "You have sent many chat messages in a short time.",
     "chat_action_player": "You have muted or reported many times in a short time.",
+    "record_verify_client": "Your network has had many records checked in a short time.",
 }
 
 View = TypeVar("View", bound=Callable[..., HttpResponseBase])

@@ -1,7 +1,9 @@
 """Input that no page of the site takes is refused here, before a view, a session or a query sees
 it: a NUL character anywhere in a request (PostgreSQL keeps none in text and errs on one in a
-query, which used to answer 500), and any single value longer than every field of ours. Each
-form still checks its fields against their columns; this is the floor under all of them."""
+query, which used to answer 500), any single value longer than every field of ours, and a body
+larger than Django reads (before it is read: Django would write an uploaded file of any size to
+disk to parse the form). Each form still checks its fields against their columns; this is the
+floor under all of them."""
 
 from __future__ import annotations
 
@@ -32,19 +34,39 @@ TOO_LONG = (
     f"Part of this request is longer than anything this site takes (at most {MAX_CHARS:,} "
     "characters). Shorten it and try again."
 )
+# The one field that takes more: a game record's text, pasted to be checked (the view checks
+# it against RECORD_MAX_BYTES).
+LONG_FIELDS = {"record_verify": "text"}
 
 
-def _values(request: HttpRequest) -> Iterator[str]:
-    """Every value in the request that the site may read: the path, the query string's and the
-    form's names and values, the cookies."""
-    yield request.path
-    for data in (request.GET, request.POST):
-        for key, values in data.lists():
-            yield key
-            yield from values
+def too_large() -> str:
+    """The sentence for a body larger than DATA_UPLOAD_MAX_MEMORY_SIZE."""
+    return (
+        "This request is larger than anything this site takes (at most "
+        f"{settings.DATA_UPLOAD_MAX_MEMORY_SIZE // 2**20} MB)."
+    )
+
+
+def _values(request: HttpRequest) -> Iterator[tuple[str, int]]:
+    """Every value in the request that the site may read, each with the most characters it may
+    have: the path, the query string's and the form's names and values, the cookies."""
+    yield request.path, MAX_CHARS
+    for key, values in request.GET.lists():
+        yield key, MAX_CHARS
+        yield from ((value, MAX_CHARS) for value in values)
+    long_field = _long_field(request.path)
+    for key, values in request.POST.lists():
+        most = settings.DATA_UPLOAD_MAX_MEMORY_SIZE if key == long_field else MAX_CHARS
+        yield key, MAX_CHARS
+        yield from ((value, most) for value in values)
     for key, value in request.COOKIES.items():
-        yield key
-        yield value
+        yield key, MAX_CHARS
+        yield value, MAX_CHARS
+
+
+def _long_field(path: str) -> str | None:
+    """The form field posted to `path` that may be longer than MAX_CHARS, if any."""
+    return next((field for name, field in LONG_FIELDS.items() if path == reverse(name)), None)
 
 
 def request_problem(request: HttpRequest) -> str | None:
@@ -53,12 +75,22 @@ def request_problem(request: HttpRequest) -> str | None:
     headers = (v for k, v in request.META.items() if k.startswith("HTTP_") and isinstance(v, str))
     if any(NUL in header for header in headers):
         return NUL_REFUSED
-    for value in _values(request):
+    if _declared_length(request) > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
+        return too_large()
+    for value, most in _values(request):
         if NUL in value:
             return NUL_REFUSED
-        if len(value) > MAX_CHARS:
+        if len(value) > most:
             return TOO_LONG
     return None
+
+
+def _declared_length(request: HttpRequest) -> int:
+    """The body's length as the request declares it (Django reads no more), 0 if unreadable."""
+    try:
+        return max(0, int(request.META.get("CONTENT_LENGTH") or 0))
+    except ValueError:
+        return 0
 
 
 class InputGuardMiddleware:

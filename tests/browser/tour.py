@@ -278,6 +278,7 @@ def build_tour() -> Tour:
         stop(role, "lobby", reverse("lobby"))
         stop(role, "player", reverse("player", args=["ariadne"]))
     stop("anonymous", "archive", reverse("archive"))
+    stop("anonymous", "record-verify", reverse("record_verify"))
     stop("anonymous", "leaderboard-cornmaze", reverse("leaderboard", args=["cornmaze"]))
     stop("player", "leaderboard-robotmaze", reverse("leaderboard", args=["robotmaze"]))
     for kind in ("cornmaze", "robotmaze", "mazerace"):
