@@ -54,7 +54,7 @@ def _values(request: HttpRequest) -> Iterator[tuple[str, int]]:
     for key, values in request.GET.lists():
         yield key, MAX_CHARS
         yield from ((value, MAX_CHARS) for value in values)
-    long_field = _long_field(request.path)
+    long_field = _long_field(request.path) if request.method == "POST" else None
     for key, values in request.POST.lists():
         most = settings.DATA_UPLOAD_MAX_MEMORY_SIZE if key == long_field else MAX_CHARS
         yield key, MAX_CHARS
