@@ -87,16 +87,25 @@ class RequestsInFlight:
 
 
 @pytest.fixture(autouse=True)
-def live_server_drained(live_server, transactional_db: None) -> Iterator[None]:
-    """Every browser test ends with the live server idle (see RequestsInFlight); as an autouse
-    fixture it is torn down after the test's own browser contexts are closed, and before
-    transactional_db empties the database."""
+def live_server_drained(
+    live_server, browser: playwright_sync.Browser, transactional_db: None
+) -> Iterator[None]:
+    """Every browser test ends with its browser contexts closed and the live server idle (see
+    RequestsInFlight); as an autouse fixture it is torn down after the test's own fixtures
+    (which close their contexts, after a failure's screenshots), and before transactional_db
+    empties the database. A context a test left open would go on asking the live server (a
+    poll, a replay playing) during the tests after it, whose database it may not touch: each
+    such request logged a 500's traceback from the server's thread, and Python 3.11's
+    traceback parses source (ast) in a way that can break an ast.parse in the main thread at
+    the same moment ("AST constructor recursion depth mismatch")."""
     httpd = live_server.thread.httpd
     app = httpd.get_app()
     if not isinstance(app, RequestsInFlight):
         app = RequestsInFlight(app)
         httpd.set_app(app)
     yield
+    for context in list(browser.contexts):
+        context.close()
     assert app.wait_until_idle(timeout=30), f"{app.count} requests still on the live server"
 
 
