@@ -214,3 +214,18 @@ def test_selfplay_stores_finished_games_and_writes_records(tmp_path):
         assert record_verify(json.loads(f.read_text())) == []
     with pytest.raises(CommandError, match="Unknown bot"):
         call_command("selfplay", "cornmaze", "--bots", "genius", stdout=io.StringIO())
+
+
+def test_a_record_nested_too_deeply_is_told_without_reaching_pythons_recursion_limit() -> None:
+    """Told by counting brackets (those in strings are text), before json.loads recurses a
+    call a level."""
+    from games.archive.records import RECORD_MAX_DEPTH, RecordUnreadable, record_parse
+
+    deepest = "[" * RECORD_MAX_DEPTH + "]" * RECORD_MAX_DEPTH
+    assert record_parse(deepest, name="The file") == json.loads(deepest)
+    assert record_parse('{"a": "[[[[{{{{' + "[" * 500 + '\\"]"}', name="x") == {
+        "a": "[[[[{{{{" + "[" * 500 + '"]'
+    }
+    for text in ("[" * (RECORD_MAX_DEPTH + 1), "[" * 100_000, '{"a":' * 70):
+        with pytest.raises(RecordUnreadable, match="^The file is nested too deeply"):
+            record_parse(text, name="The file")

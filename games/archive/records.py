@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -319,6 +320,8 @@ def record_parse(data: bytes | str, *, name: str) -> Any:
     text = text.removeprefix("\ufeff")
     if not text.strip():
         raise RecordUnreadable(f"{name} is empty.")
+    if _nested_deeper_than(text, RECORD_MAX_DEPTH):
+        raise RecordUnreadable(f"{name} is nested too deeply to be a record.")
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -327,8 +330,28 @@ def record_parse(data: bytes | str, *, name: str) -> Any:
         raise RecordUnreadable(
             f"{name} is not a record: it holds a number too long to read."
         ) from None
-    except RecursionError:
-        raise RecordUnreadable(f"{name} is nested too deeply to be a record.") from None
+
+
+# A record nests a few levels (a move's outcome in the moves' list in the record); far deeper
+# is no record. It is told before json.loads, which would go one call deeper a level until it
+# hit Python's recursion limit, wherever in the stack the reading happens to stand.
+RECORD_MAX_DEPTH = 64
+_JSON_STRING_OR_BRACKET = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def _nested_deeper_than(text: str, most: int) -> bool:
+    """Whether the JSON in `text` opens more than `most` arrays and objects inside each other
+    (strings are skipped: a bracket in one is text)."""
+    depth = 0
+    for match in _JSON_STRING_OR_BRACKET.finditer(text):
+        bracket = match.group()
+        if bracket in "[{":
+            depth += 1
+            if depth > most:
+                return True
+        elif bracket in "]}":
+            depth -= 1
+    return False
 
 
 def record_checked_out(record: JSON) -> str:
