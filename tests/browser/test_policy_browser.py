@@ -166,8 +166,9 @@ def held_until(page: Page, held: list[Route], count: int) -> None:
 def test_choices_made_faster_than_the_server_answers_log_no_error(
     new_page: Callable[[], Page], make_cornmaze
 ) -> None:
-    """Each choice asks for a preview; a choice made while the last one's is on its way waits
-    for it (hx-sync queue last) rather than abort it, which htmx logs as an error."""
+    """Each choice asks for a preview; a choice made while the last one's is on its way, and
+    the move played then, wait in line for it (hx-sync queue all) rather than abort it, which
+    htmx logs as an error."""
     game = make_cornmaze(size=6)
     user = seat_user(game, to_move(game))
     page = new_page()
@@ -193,4 +194,10 @@ def test_choices_made_faster_than_the_server_answers_log_no_error(
     expect(page.locator("#board-caption")).to_contain_text(
         f"Preview of {letter(first)} then {other_letter}"
     )
+    # Play while a preview is on its way: the move waits in line behind it, not aborting it.
+    page.check(f"#move-form input[name=second][value={letter(second)}]")
+    held_until(page, held, 3)
+    page.locator("#play").click()
+    held[2].continue_()
+    page.locator("#log li[value='1']").wait_for()
     assert errors == []
