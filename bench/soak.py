@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import email
 import email.policy
+import functools
 import itertools
 import logging
 import os
@@ -46,6 +47,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -86,6 +88,8 @@ class Stats:
     races: list[int] = field(default_factory=list)
     games: list[int] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # Players of this bench whose thread died: their games stopped, so the figures undercount.
+    crashed: list[str] = field(default_factory=list)
 
     def saw(self, method: str, url: str, status: int, body: str) -> None:
         with self.lock:
@@ -442,6 +446,22 @@ class MoveBudget:
             return self.taken >= self.total
 
 
+def crash_counted(play: Callable[..., None]) -> Callable[..., None]:
+    """`play`, with an exception it raises counted in the report (a thread's or a pool's would
+    go unseen, its player's games quietly stopped)."""
+
+    @functools.wraps(play)
+    def counted(*args: Any) -> None:
+        try:
+            play(*args)
+        except Exception:
+            with stats.lock:
+                stats.crashed.append(traceback.format_exc(limit=3).strip().splitlines()[-1])
+            raise
+
+    return counted
+
+
 def pair_play(a: Player, b: Player, budget: MoveBudget, stop: threading.Event, seed: int) -> None:
     rng = random.Random(seed)
     kinds = itertools.cycle(["cornmaze", "robotmaze"] if seed % 2 else ["robotmaze", "cornmaze"])
@@ -521,7 +541,7 @@ def turn_move(player: Player, kind: str, form: Form, rng: random.Random) -> bool
         play = fresh.button(id="play") if fresh else None
         if fresh is None or play is None or "disabled" in play:
             return False
-        status, _, _ = player.submit(fresh, {}, action=play["formaction"])
+        status, _, _ = player.submit(fresh, {}, action=play.get("formaction", ""))
     else:
         play = form.button(id="play")
         if play is None:
@@ -529,7 +549,8 @@ def turn_move(player: Player, kind: str, form: Form, rng: random.Random) -> bool
         commands = [rng.choice("RRDDUL") for _ in range(rng.randint(1, 4))]
         fields = {f"command_{i + 1}": c for i, c in enumerate(commands)}
         fields["runs"] = str(rng.randint(1, 2))
-        status, _, _ = player.submit(form, fields, action=play["formaction"])
+        # No formaction: the form's own action, as a browser posts it.
+        status, _, _ = player.submit(form, fields, action=play.get("formaction", ""))
     if status == 200:
         stats.moves[kind] += 1
         return True
@@ -699,12 +720,15 @@ def main() -> int:
 
         budget = MoveBudget(moves, seconds * 0.95)
         turn_threads = [
-            threading.Thread(target=pair_play, args=(a, b, budget, stop, i), daemon=True)
+            threading.Thread(
+                target=crash_counted(pair_play), args=(a, b, budget, stop, i), daemon=True
+            )
             for i, (a, b) in enumerate(pairs)
         ]
         for t in turn_threads:
             t.start()
 
+        @crash_counted
         def one_race(n: int) -> None:
             runner = runners.get()
             try:
@@ -763,7 +787,9 @@ def main() -> int:
     print(f"  turn games: {len(stats.games)}; live races: {race}")
     print(f"  outbox rows: {mail['rows']}; skipped because: {mail['skipped_notes']}")
     print(f"  mails: {mail['should_have_gone']} should have gone out, {mail['received']} received")
-    for line in stats.server_errors[:5] + stats.no_answer[:5] + stats.notes[:10]:
+    for line in (
+        stats.server_errors[:5] + stats.no_answer[:5] + stats.notes[:10] + stats.crashed[:3]
+    ):
         print(f"  seen: {line}")
     figures = {
         "5xx responses": five,
@@ -774,6 +800,7 @@ def main() -> int:
         "races aborted": race["aborted"],
         "mails lost": mail["lost"],
         "mails doubled": mail["doubled"],
+        "bench players crashed": len(stats.crashed),
     }
     width = max(map(len, figures))
     for name, value in figures.items():
