@@ -201,7 +201,7 @@ _ACTIVE, _OPEN, _LIVE = (f"'{v}'" for v in (Game.Status.ACTIVE, Game.Status.OPEN
 _YOUR_GAMES_SQL = f"""
 SELECT {{columns}}, me."index", me.deadline, me.out_at IS NOT NULL,
        CASE WHEN g.status = {_ACTIVE} AND g.clock = {_LIVE} THEN g.state END,
-       g.clock_options, (SELECT p.time_zone FROM games_profile p WHERE p.user_id = me.user_id)
+       g.clock_options, (SELECT p.time_zone FROM games_profile p WHERE p.user_id = %(user)s)
 FROM games_seat me
 JOIN games_game g ON g.id = me.game_id
 WHERE me.user_id = %(user)s AND me.finished_at IS NULL AND g.status IN ({_OPEN}, {_ACTIVE})
