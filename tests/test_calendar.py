@@ -366,24 +366,14 @@ def test_an_event_keeps_its_uid_while_the_others_play(client, make_user, setting
     """Both players set up a Robot Maze Race's warehouse at once: the first one's set-up
     leaves the other's event as it was. A slow race's runner has one event, whoever steps."""
     from tests.test_mazerace_site import an_open_way, make_race, step, user_of
-    from tests.test_robotmaze_site import WAREHOUSES
+    from tests.test_robotmaze_site import robot_game, set_up
 
     settings.SITE_URL = "http://maze.test"
-    ann, bob = make_user("ann"), make_user("bob")
-    with core.bot_tasks_paused():
-        game = core.game_create(
-            kind="robotmaze",
-            creator=ann,
-            options={},
-            clock_choice="P3D",
-            seats=[core.SeatPlan(), core.SeatPlan()],
-        )
-        core.game_join(game_id=game.pk, user=bob)
-    (before,) = events(feed(client, link_for(bob)))
-    seat_ann = Seat.objects.get(game=game, user=ann).index
-    core.move_submit(game_id=game.pk, user=ann, number=0, move={"warehouse": WAREHOUSES[seat_ann]})
-    (after,) = events(feed(client, link_for(bob)))
-    uid = f"game-{game.pk}-seat-{1 - seat_ann}-move-1@maze.test"
+    game = robot_game(make_user("ann"), make_user("bob"))
+    (before,) = events(feed(client, link_for(user_of(game, 1))))
+    set_up(game, seats=(0,))
+    (after,) = events(feed(client, link_for(user_of(game, 1))))
+    uid = f"game-{game.pk}-seat-1-move-1@maze.test"
     assert str(after["UID"]) == str(before["UID"]) == uid
     assert after["SEQUENCE"] > before["SEQUENCE"]
 

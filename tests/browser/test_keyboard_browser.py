@@ -15,7 +15,7 @@ from games.models import Game
 from games.play import core
 from tests.browser.test_cornmaze_browser import furthest_right
 from tests.browser.tour import client_for, signed_in
-from tests.test_robotmaze_site import WAREHOUSES
+from tests.test_robotmaze_site import WAREHOUSES, robot_game
 from tests.worker_fixtures import make_player
 
 pytestmark = pytest.mark.browser
@@ -278,16 +278,8 @@ Element.prototype.matches = function (selector) {
 def test_a_browser_without_focus_visible_still_goes_on_from_the_status_line(
     page_for, live_server, transactional_db
 ):
-    alice, bob = make_player(), make_player()
-    with core.bot_tasks_paused():
-        game = core.game_create(
-            kind="robotmaze",
-            creator=alice,
-            options={},
-            clock_choice="P3D",
-            seats=[core.SeatPlan(), core.SeatPlan()],
-        )
-        core.game_join(game_id=game.pk, user=bob)
+    alice = make_player()
+    game = robot_game(alice, make_player())
     page = page_for(alice)
     page.add_init_script(NO_FOCUS_VISIBLE)
     errors: list[str] = []

@@ -255,6 +255,18 @@ def test_the_results_on_a_phone_fit_it_never_break_a_number_and_keep_their_rows_
 PHONE = {"width": 375, "height": 740}
 
 
+def runner_page(new_page, live_server, game: Game, viewport: dict[str, int]) -> Page:
+    """The race's page for its first runner, signed in, at this size."""
+    page = new_page()
+    page.set_viewport_size(viewport)
+    session = client_for(game.seats.get(index=0).user).cookies[settings.SESSION_COOKIE_NAME]
+    page.context.add_cookies(
+        [{"name": session.key, "value": session.value, "url": live_server.url}]
+    )
+    page.goto(f"/games/{game.pk}/")
+    return page
+
+
 @pytest.mark.parametrize(
     ("viewport", "last_ready"),
     [
@@ -271,13 +283,7 @@ def test_a_runner_sees_its_whole_maze_when_the_race_starts_and_steers_there(
     the countdown begins (this runner's own Ready, or the other's seen by the poll) the whole
     maze is in view, and the keys and a swipe on it steer. A desktop's page is not moved."""
     game = make_race(2)
-    page = new_page()
-    page.set_viewport_size(viewport)
-    session = client_for(game.seats.get(index=0).user).cookies[settings.SESSION_COOKIE_NAME]
-    page.context.add_cookies(
-        [{"name": session.key, "value": session.value, "url": live_server.url}]
-    )
-    page.goto(f"/games/{game.pk}/")
+    page = runner_page(new_page, live_server, game, viewport)
     other = game.seats.get(index=1).user
     if last_ready == "this runner":
         race.race_ready(game_id=game.pk, user=other)
@@ -327,13 +333,7 @@ def test_a_swipe_is_a_step_when_the_maze_is_drawn_anew_under_the_finger(
     touch keeps its first target, which a swap took out of the page: the end of the swipe was
     not heard, and the step was lost."""
     game = make_race(2)
-    page = new_page()
-    page.set_viewport_size(PHONE)
-    session = client_for(game.seats.get(index=0).user).cookies[settings.SESSION_COOKIE_NAME]
-    page.context.add_cookies(
-        [{"name": session.key, "value": session.value, "url": live_server.url}]
-    )
-    page.goto(f"/games/{game.pk}/")
+    page = runner_page(new_page, live_server, game, PHONE)
     race.race_ready(game_id=game.pk, user=game.seats.get(index=1).user)
     page.locator("#ready").click()
     expect(page.locator("#countdown")).to_contain_text("the race starts in")

@@ -9,7 +9,7 @@ from playwright.sync_api import Error, Route, expect
 
 from games.engines import robotmaze
 from games.models import Game
-from tests.test_robotmaze_site import WAREHOUSES
+from tests.test_robotmaze_site import WAREHOUSES, robot_game, set_up
 
 HAND_MADE = WAREHOUSES[0]  # a pattern nobody would draw by chance
 
@@ -114,29 +114,12 @@ def test_run_the_program_while_a_preview_is_on_its_way_sends_the_move_once(
     """Play while a preview is on its way and another waits behind it: one move is sent. The
     waiting preview used to go once the first came back, to the Play button's `formaction`,
     the move's address: a second move, refused as "played already"."""
-    from games.play import core
     from tests.browser.tour import client_for, signed_in
     from tests.worker_fixtures import make_player
 
     alice, bob = make_player(), make_player()
-    with core.bot_tasks_paused():
-        game = core.game_create(
-            kind="robotmaze",
-            creator=alice,
-            options={},
-            clock_choice="P3D",
-            seats=[core.SeatPlan(), core.SeatPlan()],
-        )
-        core.game_join(game_id=game.pk, user=bob)
-        for seat, user in enumerate((alice, bob)):
-            game.refresh_from_db()
-            core.move_submit(
-                game_id=game.pk,
-                user=user,
-                number=core.move_number(game, seat),
-                move={"warehouse": WAREHOUSES[seat]},
-            )
-    game.refresh_from_db()
+    game = robot_game(alice, bob)
+    set_up(game)
     (seat,) = robotmaze.to_move(game.state)
     context = signed_in(browser, live_server.url, client_for((alice, bob)[seat]))
     try:
