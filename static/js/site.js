@@ -177,7 +177,7 @@ document.documentElement.classList.add("js"); // what only a page without JavaSc
   };
   var WORDS = { N: "north", E: "east", S: "south", W: "west" };
   var race = {
-    held: null, queued: null, busy: false, readyAt: 0, timer: null, pointer: false,
+    held: null, queued: null, busy: false, readyAt: 0, timer: null,
     note: "", noteUntil: 0
   };
 
@@ -316,29 +316,47 @@ document.documentElement.classList.add("js"); // what only a page without JavaSc
   document.addEventListener("keyup", function (event) {
     if (KEYS[event.key] && KEYS[event.key] === race.held) race.held = null;
   });
-  window.addEventListener("blur", function () { race.held = null; });
 
-  // The buttons: held down they keep stepping; a click (or Enter) is one step.
+  // The buttons: a press is one step; held down past HOLD_MS (a tap on a phone lasts up to
+  // about 200 ms, and a step takes 250) it keeps stepping. The click a press makes is no more
+  // steps; a click from the keyboard (Enter or Space, detail 0) is one. A press's click comes
+  // as its own task after the pointerup, sometimes after other timers have run, so it is told
+  // by the time since the press was let go, not by the order of events.
+  var HOLD_MS = 300, CLICK_AFTER_MS = 1000;
+  var press = { dir: null, timer: null, releasedAt: -Infinity };
   document.addEventListener("pointerdown", function (event) {
     var button = event.target.closest && event.target.closest("#steer button[name=dir]");
     if (!button || button.disabled) return;
-    race.pointer = true;
-    want(button.value, true);
+    press.dir = button.value;
+    press.releasedAt = Infinity;
+    clearTimeout(press.timer);
+    if (live()) {
+      press.timer = setTimeout(function () {
+        if (press.dir) want(press.dir, true);
+      }, HOLD_MS);
+    }
+    want(button.value, false);
   });
   ["pointerup", "pointercancel"].forEach(function (name) {
     document.addEventListener(name, function () {
-      if (!race.pointer) return;
+      if (!press.dir) return;
+      clearTimeout(press.timer);
+      press.dir = null;
+      press.releasedAt = performance.now();
       race.held = null;
-      // The click that follows a press is not one more step; then clicks count again.
-      setTimeout(function () { race.pointer = false; }, 0);
     });
+  });
+  window.addEventListener("blur", function () {
+    clearTimeout(press.timer);
+    press.dir = null;
+    race.held = null;
   });
   document.addEventListener("click", function (event) {
     var button = event.target.closest && event.target.closest("#steer button[name=dir]");
     if (!button) return;
     event.preventDefault();
-    if (race.pointer) {
-      race.pointer = false;
+    if (event.detail > 0 && performance.now() - press.releasedAt < CLICK_AFTER_MS) {
+      press.releasedAt = -Infinity;
       return;
     }
     want(button.value, false);

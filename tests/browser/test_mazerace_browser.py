@@ -255,10 +255,15 @@ def test_the_results_on_a_phone_fit_it_never_break_a_number_and_keep_their_rows_
 PHONE = {"width": 375, "height": 740}
 
 
-def runner_page(new_page, live_server, game: Game, viewport: dict[str, int]) -> Page:
-    """The race's page for its first runner, signed in, at this size."""
+def runner_page(
+    new_page, live_server, game: Game, viewport: dict[str, int], fake_clock: bool = False
+) -> Page:
+    """The race's page for its first runner, signed in, at this size; with `fake_clock`, the
+    page's timers are Playwright's, to be paused."""
     page = new_page()
     page.set_viewport_size(viewport)
+    if fake_clock:
+        page.clock.install()
     session = client_for(game.seats.get(index=0).user).cookies[settings.SESSION_COOKIE_NAME]
     page.context.add_cookies(
         [{"name": session.key, "value": session.value, "url": live_server.url}]
@@ -361,3 +366,108 @@ def test_a_swipe_is_a_step_when_the_maze_is_drawn_anew_under_the_finger(
     )
     cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
     wait_until(lambda: runner(game, 0)["steps"] == 1, timeout=10, what="the swipe's step")
+
+
+def corridor_race_paused(new_page, live_server) -> tuple[Game, Page]:
+    """A live race in the corridor maze, started, on a phone whose page's time then stands
+    still: its timers run only when the test says. The page notes each step it sends, in
+    `window.sent`, as it sends it."""
+    game = make_race(2, seed=CORRIDOR_SEED)
+    page = runner_page(new_page, live_server, game, PHONE, fake_clock=True)
+    race.race_ready(game_id=game.pk, user=game.seats.get(index=1).user)
+    page.locator("#ready").click()
+    expect(page.locator("#countdown")).to_contain_text("the race starts in")
+    game.refresh_from_db()
+    assert game.race_starts_at is not None
+    wait_until(lambda: datetime.now(UTC) >= game.race_starts_at, timeout=10, what="the start")
+    page.clock.pause_at(page.evaluate("Date.now()") + 5_000)
+    page.evaluate(
+        """() => {
+            window.sent = [];
+            document.addEventListener("htmx:beforeRequest", event => {
+                const config = event.detail.requestConfig;
+                if (config.verb === "post" && config.path.endsWith("/move")) {
+                    window.sent.push(config.parameters.dir);
+                }
+            });
+
+        }"""
+    )
+    return game, page
+
+
+def at(page: Page, cell: str) -> None:
+    expect(page.locator(".runner[data-runner='0']")).to_have_attribute("data-cell", cell)
+
+
+PRESS = """(button, name) => button.dispatchEvent(
+    new PointerEvent(name, { bubbles: true, pointerType: "touch", isPrimary: true })
+)"""
+
+
+def test_a_tap_on_a_steering_button_is_one_step_when_its_click_comes_late(
+    new_page, live_server, queued: Queued
+) -> None:
+    """A tap is a press and the click it makes. The click comes as its own task after the
+    pointerup; when a timer ran between them (the page's own, set to tell the press's click
+    from another), it was taken for a second click, and the tap made two steps (5 taps in
+    about 135 at 375 px)."""
+    game, page = corridor_race_paused(new_page, live_server)
+    south = page.locator("#steer button[name=dir][value=S]")
+    south.evaluate(PRESS, "pointerdown")
+    south.evaluate(PRESS, "pointerup")
+    page.clock.run_for(1)
+    south.evaluate(
+        "b=>b.dispatchEvent(new MouseEvent('click', {bubbles: true, cancelable: true, detail: 1}))"
+    )
+    at(page, "a2")
+    page.clock.run_for(2_000)
+    assert page.evaluate("window.sent") == ["S"]
+    assert [m.move["dir"] for m in Move.objects.filter(game=game, seat=0)] == ["S"]
+
+    # A click from the keyboard (Enter on the button, detail 0) is a step of its own.
+    south.focus()
+    page.keyboard.press("Enter")
+    at(page, "a3")
+    page.clock.run_for(2_000)
+    assert page.evaluate("window.sent") == ["S", "S"]
+
+
+def test_a_press_shorter_than_a_hold_is_one_step_and_a_held_button_keeps_stepping(
+    new_page, live_server, queued: Queued
+) -> None:
+    """A press became a hold at once, and a hold steps again as soon as the last step lands
+    (250 ms): a tap a little slow, of 150 ms or so, made two or three steps. Now a press
+    holds from 300 ms on."""
+    game, page = corridor_race_paused(new_page, live_server)
+    south = page.locator("#steer button[name=dir][value=S]")
+    south.evaluate(PRESS, "pointerdown")
+    at(page, "a2")
+    page.clock.run_for(280)  # the step has landed; the press is not yet a hold
+    south.evaluate(PRESS, "pointerup")
+    page.clock.run_for(2_000)
+    assert page.evaluate("window.sent") == ["S"]
+
+    # Held, it keeps stepping down the corridor, each step sent once its last has landed.
+    south.evaluate(PRESS, "pointerdown")
+    at(page, "a3")
+    marker = page.locator(".runner[data-runner='0']")
+    deadline = time.monotonic() + 20
+    while int(marker.get_attribute("data-cell")[1:]) < 6:
+        assert time.monotonic() < deadline, "the held button did not keep stepping"
+        # The server times the landings by its own clock, which the page's does not stop.
+        time.sleep(rules.STEP_MS / 1000)
+        page.clock.run_for(300)
+    south.evaluate(PRESS, "pointerup")
+    page.clock.run_for(2_000)
+    sent = page.evaluate("window.sent")
+    wait_until(
+        lambda: Move.objects.filter(game=game, seat=0).count() == len(sent),
+        timeout=10,
+        what="the steps sent to be taken",
+    )
+    assert sent == ["S"] * len(sent)
+    steps = list(Move.objects.filter(game=game, seat=0).order_by("ply"))
+    assert [m.outcome["at"] for m in steps] == [f"a{row}" for row in range(2, len(sent) + 2)]
+    landings = [m.outcome["landed_ms"] for m in steps]
+    assert all(b - a >= rules.STEP_MS for a, b in zip(landings, landings[1:], strict=False))
