@@ -63,7 +63,7 @@ def test_guest_comes_back_by_private_link_and_claims(new_page: Callable[[], Page
     page.get_by_role("button", name=f"Continue as {name}").click()
     expect(page.locator("header .whoami")).to_have_text(name)
 
-    page.locator("header").get_by_role("link", name="Guest account: claim it").click()
+    page.locator("header").get_by_role("link", name="Claim account").click()
     expect(page.locator("#guest-link")).to_have_value(page.url.split("/accounts")[0] + link)
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=ARTIFACTS / "account-guest.png", full_page=True)

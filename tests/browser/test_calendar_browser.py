@@ -28,7 +28,7 @@ def test_the_account_page_makes_a_calendar_link_and_a_new_one(new_page) -> None:
     other_name = game.seats.get(index=1 - seat).name
 
     mover.goto("/")
-    mover.locator("header .account-link").click()  # a guest: "Guest account: claim it"
+    mover.locator("header .account-link").click()  # a guest: "Claim account"
     section = mover.locator("#calendar")
     expect(section.get_by_role("heading")).to_have_text("Your deadlines in your calendar")
     expect(mover.locator("#calendar-link")).to_have_count(0)

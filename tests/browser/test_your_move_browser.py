@@ -110,3 +110,34 @@ def test_the_header_keeps_to_one_line_with_a_long_name_and_a_move_waiting(new_pa
             assert max(middles) - min(middles) < 10, (width, group, middles)
     expect(page.locator("header .whoami")).to_have_attribute("title", long_name)
     page.screenshot(path=ARTIFACTS / "header-long-name.png")
+
+
+def test_a_guests_header_keeps_to_one_line_with_a_move_waiting(new_page, make_cornmaze):
+    """A guest's account link said "Guest account: claim it", twice as long as "Your account":
+    with "Your move" beside it the header took two lines at 1280 px. Beside the guest's name
+    ("Guest 39472") it says "Claim account"."""
+    from django.urls import reverse
+
+    from games.accounts.guests import guest_create
+    from games.models import Seat
+    from tests.browser.test_failed_requests_browser import ARTIFACTS
+    from tests.conftest import to_move
+
+    game = make_cornmaze()
+    guest = guest_create()
+    Seat.objects.filter(game=game, index=to_move(game)).update(user=guest)
+    page = new_page()
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(reverse("guest_return", args=[guest.profile.guest_key]))  # type: ignore[attr-defined]
+    page.get_by_role("button", name=f"Continue as {guest.get_username()}").click()
+    page.goto("/")
+    expect(page.locator("#your-move")).to_have_text("Your move: 1")
+    expect(page.locator("header .account-link")).to_have_text("Claim account")
+    whole = "header .brand, header #your-move, header nav.site > *, header nav.account > *"
+    middles = {
+        round(box["y"] + box["height"] / 2)
+        for link in page.locator(whole).filter(visible=True).all()
+        if (box := link.bounding_box()) is not None
+    }
+    page.screenshot(path=ARTIFACTS / "header-guest.png")
+    assert max(middles) - min(middles) < 10, middles
