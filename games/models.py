@@ -517,6 +517,7 @@ class Outbox(models.Model):
         CHALLENGE = "challenge", "challenge"
         CHAT = "chat", "chat messages"
         DROPPED = "dropped", "dropped from a game"
+        DECLINED = "declined", "challenge declined"
 
     class Status(models.TextChoices):
         PENDING = "pending", "pending"
@@ -595,7 +596,9 @@ class EmailPreferences(models.Model):
     challenge = models.BooleanField(
         default=True,
         db_default=True,
-        help_text="A mail when someone challenges me or offers a rematch.",
+        help_text=(
+            "A mail when someone challenges me or offers a rematch, or declines my challenge."
+        ),
     )
     chat = models.BooleanField(
         default=True,

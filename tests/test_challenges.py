@@ -25,7 +25,7 @@ from games.mail import outbox, preferences
 from games.models import Game, Move, Outbox, PlayerResult, Seat
 from games.play import challenges, core, sweeps
 from tests.conftest import FIXED_SEED, a_legal_move, play_to_the_end, seat_user, to_move
-from tests.worker_fixtures import make_game, make_player
+from tests.worker_fixtures import Queued, make_game, make_player
 
 ATOM = "{http://www.w3.org/2005/Atom}"
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("queued")]
@@ -222,6 +222,107 @@ def test_the_seat_of_the_player_who_declined_says_so_and_the_others_stay_challen
         page = client_for(alice).get(url).content.decode()
         assert "carol (declined)" in page and "bob (challenged)" in page, url
         assert "carol (challenged)" not in page and "bob (declined)" not in page, url
+
+
+def test_a_decline_mails_the_challenger_once_who_declined_which_game_and_where_to_go(
+    django_capture_on_commit_callbacks, queued: Queued
+) -> None:
+    alice, bob = make_player("alice"), make_player("bob")
+    game = core.game_create(
+        kind="cornmaze",
+        creator=alice,
+        options={"size": 6},
+        clock_choice="P3D",
+        seats=[core.SeatPlan(), core.SeatPlan()],
+        clock_options={"bank_days": 7},
+        reserved=[bob],
+    )
+    queued.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        challenges.challenge_decline(game_id=game.pk, user=bob)
+    (row,) = Outbox.objects.filter(game=game, kind="declined")
+    assert (row.user_id, row.seat, row.ply, row.status) == (alice.pk, 0, 0, "pending")
+    assert queued.mails == [row.pk]  # its task, queued on commit
+    # A second answer is refused and makes no second mail.
+    with pytest.raises(core.GameError, match="declined, so it will not start"):
+        challenges.challenge_decline(game_id=game.pk, user=bob)
+    assert Outbox.objects.filter(game=game, kind="declined").count() == 1
+    # Never lost: had the task not come, the sweep would queue the mail again.
+    later = clock.now() + outbox.task_grace() + timedelta(seconds=1)
+    assert row in outbox.due_mails(later).filter(kind="declined")
+    # Sent once, however often its task runs.
+    assert outbox.outbox_send(outbox_id=row.pk) == "sent"
+    assert outbox.outbox_send(outbox_id=row.pk) is None
+    (message,) = mail.outbox
+    assert message.to == ["alice@example.com"]
+    assert message.subject == f"bob declined your challenge: Corn maze #{game.pk}"
+    html = message.alternatives[0][0]
+    settings_said = "6×6 board, 3 days per move, a time bank of 7 days, rated"
+    assert f"bob declined your challenge to a Corn maze: #{game.pk} ({settings_said})." in (
+        message.body
+    )
+    assert "<strong>bob</strong> declined your challenge to a <strong>Corn maze</strong>" in html
+    assert f"#{game.pk}</a> ({settings_said})." in html
+    for body in (message.body, html):
+        assert "will not start" in body
+        assert django_settings.SITE_URL + reverse("game_new", args=["cornmaze"]) in body
+        assert django_settings.SITE_URL + reverse("lobby") in body
+        assert django_settings.SITE_URL + game.get_absolute_url() in body
+    assert "List-Unsubscribe" in message.extra_headers
+    # Bob, who declined, gets no mail about it.
+    assert not Outbox.objects.filter(game=game, user=bob).exclude(kind="challenge").exists()
+
+
+def test_a_declined_rematch_offer_mails_the_player_who_offered_it() -> None:
+    game = play_to_the_end(make_game(make_player(), make_player()))
+    offerer, other = seat_user(game, 0), seat_user(game, 1)
+    rematch = challenges.rematch_offer(game_id=game.pk, user=offerer)
+    challenges.challenge_decline(game_id=rematch.pk, user=other)
+    (row,) = Outbox.objects.filter(game=rematch, kind="declined")
+    assert row.user_id == offerer.pk
+    assert outbox.outbox_send(outbox_id=row.pk) == "sent"
+    (message,) = mail.outbox
+    name = other.get_username()
+    assert message.subject == f"{name} declined your rematch offer: Corn maze #{rematch.pk}"
+    assert f"the same game as #{game.pk} with the seats turned" in message.body
+
+
+def test_no_decline_mail_to_a_challenger_who_turned_challenge_mails_off() -> None:
+    alice, bob, carol = make_player("alice"), make_player("bob"), make_player("carol")
+    preferences.preferences_update(
+        user=alice, turn_mails="immediate", reminder=True, game_over=True, challenge=False
+    )
+    game = challenge(alice, "bob")
+    challenges.challenge_decline(game_id=game.pk, user=bob)
+    assert not Outbox.objects.filter(kind="declined").exists()
+    # Nor to one without a verified address.
+    unverified = make_player(verified=False)
+    game = challenge(unverified, "bob")
+    challenges.challenge_decline(game_id=game.pk, user=bob)
+    assert not Outbox.objects.filter(kind="declined").exists()
+    # Turned off after the decline, before the mail went out: not sent.
+    game = challenge(carol, "bob")
+    challenges.challenge_decline(game_id=game.pk, user=bob)
+    (row,) = Outbox.objects.filter(kind="declined")
+    preferences.preferences_update(
+        user=carol, turn_mails="immediate", reminder=True, game_over=True, challenge=False
+    )
+    assert outbox.outbox_send(outbox_id=row.pk) == "skipped"
+    assert not [m for m in mail.outbox if "declined" in m.subject]
+
+
+def test_the_decline_mails_unsubscribe_link_stops_challenge_mails() -> None:
+    alice, bob = make_player("alice"), make_player("bob")
+    game = challenge(alice, "bob")
+    challenges.challenge_decline(game_id=game.pk, user=bob)
+    (row,) = Outbox.objects.filter(kind="declined")
+    assert outbox.outbox_send(outbox_id=row.pk) == "sent"
+    (message,) = mail.outbox
+    assert "mails about challenges and rematch offers" in message.body
+    unsubscribe = message.extra_headers["List-Unsubscribe"].strip("<>")
+    assert Client().post(unsubscribe.removeprefix(django_settings.SITE_URL)).status_code == 200
+    prefs = preferences.preferences_for(User.objects.get(pk=alice.pk))
+    assert (prefs.challenge, prefs.turn_mails) == (False, "immediate")
 
 
 def test_withdraw_is_the_creators_and_only_before_the_start() -> None:

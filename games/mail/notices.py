@@ -168,6 +168,19 @@ def challenges_made(*, game: Game, seats: Sequence[Seat]) -> None:
     )
 
 
+def challenge_declined(*, game: Game) -> None:
+    """A challenged player declined this game (a challenge, or a rematch offer), which is off:
+    a mail to its challenger, the game's creator, once (the outbox key: the game, the
+    challenger's seat, ply 0; a game is declined once)."""
+    seat = game.seats.filter(user_id=game.created_by_id).first() if game.created_by_id else None
+    if seat is None or seat.user_id is None:
+        return
+    user = outbox.people().filter(pk=seat.user_id).first()
+    outbox.mails_queue(
+        outbox.mail_rows(game=game, people=[(seat, user)], kind=Kind.DECLINED, ply=0)
+    )
+
+
 # --- called by the chat (games/chat/service.py), inside its transaction -----------------------
 
 

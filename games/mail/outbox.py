@@ -277,6 +277,14 @@ def _context(row: Outbox, user: Any) -> dict[str, Any] | None:
         context["rematch"] = game.rematch_of_id is not None
         context["rematch_of"] = game.rematch_of_id
         context["clock"] = wording.clock_words(game.kind, game.clock_duration)
+    elif row.kind == Kind.DECLINED:
+        declined = next((s for s in seats if s.declined_at is not None), None)
+        by = declined.reserved_for if declined is not None else None
+        context["decliner"] = by.get_username() if by is not None else "A challenged player"
+        context["rematch_of"] = game.rematch_of_id
+        context["settings"] = wording.settings_words(game)
+        context["new_game_url"] = settings.SITE_URL + reverse("game_new", args=[game.kind])
+        context["lobby_url"] = settings.SITE_URL + reverse("lobby")
     elif row.kind == Kind.DROPPED:
         context["out_of_time"] = wording.out_of_time(game.kind, len(seats))
     elif row.kind in {Kind.YOUR_TURN, Kind.REMINDER}:

@@ -31,6 +31,7 @@ UNSUBSCRIBE_WHAT = {
     Kind.DIGEST: "the daily digest",
     Kind.VACATION: "reminders before a deadline and automatic vacation notices",
     Kind.CHALLENGE: "mails about challenges and rematch offers",
+    Kind.DECLINED: "mails about challenges and rematch offers",
     Kind.CHAT: "mails with chat messages",
     Kind.DROPPED: "“game over” mails, and mails that your clock put you out of a game",
 }
@@ -87,6 +88,8 @@ PREFERENCE: dict[str, tuple[str, object, object]] = {
     # Out of a game that goes on (a clock that ran out): the end of the game for this player.
     Kind.DROPPED: ("game_over", True, False),
     Kind.CHALLENGE: ("challenge", True, False),
+    # The answer to one's own challenge: the same preference as the challenge itself.
+    Kind.DECLINED: ("challenge", True, False),
     Kind.CHAT: ("chat", True, False),
 }
 

@@ -10,7 +10,8 @@ one place, the bots in theirs (a bot accepts at once). A challenge not accepted 
 CHALLENGE_DAYS expires.
 
 An open game that never started and is called off (withdrawn, declined, expired) ends as
-ABORTED with that reason and without mails; a running game that is aborted ends through
+ABORTED with that reason and without "game over" mails (a decline mails the challenger, who
+waits for the answer); a running game that is aborted ends through
 `core.game_end` with no places. Neither changes anybody's results."""
 
 from __future__ import annotations
@@ -105,13 +106,15 @@ def challenge_accept(*, game_id: int, user: User) -> Seat:
 
 
 def challenge_decline(*, game_id: int, user: User) -> Game:
-    """Decline a challenge (or a rematch offer): it is off for everyone."""
+    """Decline a challenge (or a rematch offer): it is off for everyone, and the challenger is
+    told by mail."""
     with transaction.atomic():
         game = core.game_locked(game_id)
         kept = _kept_seat(game, user)
         _call_off(game, DECLINED)
         kept.declined_at = game.finished_at
         kept.save(update_fields=["declined_at"])
+        notices.challenge_declined(game=game)
     return game
 
 

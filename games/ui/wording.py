@@ -194,6 +194,23 @@ def clock_words(kind: str, duration: timedelta | None) -> str:
     return f"{days} per move"
 
 
+def settings_words(game: Game) -> str:
+    """A game's settings as a mail names them: "8×8 board, 3 days per move, a time bank of 7
+    days, weekends off, rated"."""
+    parts = []
+    size = game.options.get("size")
+    if size:
+        parts.append(f"{size}×{size} board")
+    parts.append(clock_words(game.kind, game.clock_duration))
+    bank = game.clock_options.get("bank_days")
+    if bank:
+        parts.append(f"a time bank of {bank} days")
+    if game.clock_options.get("weekends_off"):
+        parts.append("weekends off")
+    parts.append("rated" if game.rated else "not rated")
+    return ", ".join(parts)
+
+
 # --- the replay ------------------------------------------------------------------------------
 
 START_APART = "The start. There are no turns: each runner steps on its own."
