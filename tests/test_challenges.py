@@ -748,6 +748,66 @@ def test_the_new_game_form_challenges_and_the_lobby_answers() -> None:
     assert Game.objects.get(pk=game.pk).status == Game.Status.ACTIVE
 
 
+def test_decline_asks_first_and_declines_only_when_confirmed() -> None:
+    alice, bob, carol = make_player("alice"), make_player("bob"), make_player("carol")
+    game = challenge(alice, "bob")
+    url = reverse("game_decline", args=[game.pk])
+    as_bob = client_for(bob)
+    before = snapshot()
+    # The lobby's Decline and a link ask first: a page that says what declining does.
+    lobby = as_bob.get(reverse("lobby")).content.decode()
+    assert f'<form method="post" action="{url}" class="inline">' in lobby
+    for response in (as_bob.get(url), as_bob.post(url), as_bob.post(url, {"confirm": "no"})):
+        assert response.status_code == 200
+        page = response.content.decode()
+        assert "<h1>Decline alice's challenge?</h1>" in page
+        assert "Corn maze #" in page and "8×8 board, 3 days per move, rated" in page
+        assert "The game is off for everyone: it will not start" in page
+        assert 'id="decline-confirm"' in page and 'name="confirm" value="yes"' in page
+    # Anyone else is told why not, and is not asked: a GET (a link) goes to the game's page.
+    for client, said in (
+        (client_for(carol), "This challenge is not for you."),
+        (Client(), "Sign in to answer a challenge."),
+    ):
+        for data in ({}, {"confirm": "yes"}):
+            response = client.post(url, data)
+            assert response.status_code == 409
+            assert said in response.content.decode()
+            assert 'id="decline-confirm"' not in response.content.decode()
+    response = client_for(carol).get(url)
+    assert response.status_code == 302 and response["Location"] == game.get_absolute_url()
+    assert as_bob.get(reverse("game_decline", args=[999999])).status_code == 404
+    assert snapshot() == before
+    # Confirmed: declined, and the challenger's mail is on its way.
+    response = as_bob.post(url, {"confirm": "yes"})
+    assert response.status_code == 302 and response["Location"] == game.get_absolute_url()
+    game.refresh_from_db()
+    assert (game.status, game.result_reason) == (Game.Status.ABORTED, "declined")
+    assert Outbox.objects.filter(game=game, kind="declined", user=alice).count() == 1
+    # Asked again, the answer says it is over instead of asking.
+    again = as_bob.post(url)
+    assert again.status_code == 409
+    assert "This challenge was declined, so it will not start." in again.content.decode()
+    assert as_bob.get(url)["Location"] == game.get_absolute_url()
+
+
+def test_the_game_page_asks_in_the_page_before_declining() -> None:
+    """With JavaScript, htmx asks (hx-confirm) and sends only once the player said yes."""
+    alice, bob = make_player("alice"), make_player("bob")
+    game = challenge(alice, "bob")
+    url = reverse("game_decline", args=[game.pk])
+    as_bob = client_for(bob)
+    page = as_bob.get(game.get_absolute_url()).content.decode()
+    (form,) = re.findall(r'<form [^>]*hx-post="' + re.escape(url) + '"[^>]*>', page)
+    assert f'action="{url}"' in form and 'hx-confirm="Decline this challenge?' in form
+    response = as_bob.post(url, HTTP_HX_REQUEST="true")
+    assert response.status_code == 200
+    assert "a challenged player said no" in response.content.decode()
+    game.refresh_from_db()
+    assert game.result_reason == "declined"
+    assert Outbox.objects.filter(game=game, kind="declined", user=alice).count() == 1
+
+
 @pytest.mark.parametrize(
     ("names", "message"),
     [

@@ -8,6 +8,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import SESSION_KEY
+from django.contrib.auth.models import User
 from django.http import (
     Http404,
     HttpResponse,
@@ -596,11 +597,40 @@ def game_accept(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     )
 
 
-@require_POST
+@require_http_methods(["GET", "HEAD", "POST"])
 def game_decline(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
-    """Decline a challenge or a rematch offer: it is off for everyone."""
+    """Decline a challenge or a rematch offer, once asked (it is off for everyone), as resign
+    asks: htmx asks in the page (hx-confirm); without JavaScript the form's first post (or a
+    GET) shows a page that asks, and its own form says yes."""
+    if not request.user.is_authenticated:
+        return _refused(request, game_id, "Sign in to answer a challenge.")
+    confirmed = request.method == "POST" and (request.htmx or request.POST.get("confirm") == "yes")
+    if not confirmed:
+        return _decline_confirm(request, game_id, request.user)
     return _challenge_answer(
         request, game_id, challenges.challenge_decline, "Sign in to answer a challenge."
+    )
+
+
+def _decline_confirm(request: HtmxHttpRequest, game_id: int, user: User) -> HttpResponseBase:
+    game = get_object_or_404(Game.objects.select_related("created_by"), pk=game_id)
+    refusal = challenges.decline_refusal(game=game, user=user)
+    if refusal is not None:
+        if request.method == "POST":
+            return _refused(request, game_id, refusal)
+        # Nothing to ask (a link followed, a refusal's page reloaded): the game's page says
+        # where the challenge stands.
+        return redirect(game)
+    return render(
+        request,
+        "games/decline_confirm.html",
+        {
+            "game": game,
+            "title": get_engine(game.kind).TITLE,
+            "challenger": game.created_by.get_username() if game.created_by else "someone",
+            "settings": wording.settings_words(game),
+            "costs": wording.DECLINE_COSTS,
+        },
     )
 
 

@@ -118,6 +118,16 @@ def challenge_decline(*, game_id: int, user: User) -> Game:
     return game
 
 
+def decline_refusal(*, game: Game, user: User) -> str | None:
+    """Why this user cannot decline this game, or None: what the page that asks first checks
+    (`challenge_decline` checks again, under the lock)."""
+    try:
+        _kept_seat(game, user)
+    except GameError as exc:
+        return str(exc)
+    return None
+
+
 def game_withdraw(*, game_id: int, user: User) -> Game:
     """The creator calls off a game that has not started: an open game or a challenge."""
     with transaction.atomic():
@@ -243,7 +253,7 @@ def rematch_offer(*, game_id: int, user: User) -> Game:
 
 def _kept_seat(game: Game, user: User) -> Seat:
     """The seat kept for this user in this open game, or the reason it cannot be accepted or
-    declined. The caller holds the game lock."""
+    declined. The caller holds the game lock, unless it only asks (`decline_refusal`)."""
     seats = list(game.seats.order_by("index"))
     if game.status == Game.Status.ABORTED:
         raise GameError(_called_off_text(game))

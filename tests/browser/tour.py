@@ -339,6 +339,7 @@ def build_tour() -> Tour:
     challenges.rematch_offer(game_id=corn_done.pk, user=_user(corn_done, 1))
     stop("player", "game-challenge", reverse("game", args=[challenged.pk]))
     stop("spectator", "game-challenge", reverse("game", args=[challenged.pk]))
+    stop("player", "decline-confirm", reverse("game_decline", args=[challenged.pk]))
     stop("player", "game-private", reverse("game", args=[private.pk]))
     invite = reverse("game_invite", args=[private.pk, private.invite_token])
     stop("guest", "game-invite", invite)
