@@ -2,17 +2,21 @@
 challenges Bob from his player page, Bob accepts in his lobby, they play a move, the game ends
 and Alice offers a rematch that Bob, on the finished game's page, sees come and accepts; a guest
 joins Alice's private game through its invite link and aborts it before anyone else moved; Alice
-withdraws an open game."""
+withdraws an open game. Bob declines two challenges, each once asked (the lobby's Decline on a
+page that asks, the game page's in a dialog), and Alice's mails about them arrive."""
 
 from __future__ import annotations
 
 from urllib.parse import urlparse
 
-from playwright.sync_api import Page, expect
+import pytest
+from django.contrib.auth.models import User
+from playwright.sync_api import Page, Request, expect
 
 from games.models import Game
+from games.play import challenges, core
 from tests.conftest import a_legal_move, to_move
-from tests.worker_fixtures import make_player
+from tests.worker_fixtures import Inbox, WorkerProcess, make_player, text_and_html, wait_until
 
 
 def sign_in(page: Page, username: str) -> None:
@@ -137,3 +141,82 @@ def test_challenge_accept_play_rematch_invite_abort_and_withdraw(new_page, setti
     expect(alice.locator("#status")).to_contain_text("Withdrawn by its creator")
     waiting.refresh_from_db()
     assert (waiting.status, waiting.result_reason) == (Game.Status.ABORTED, "withdrawn")
+
+
+def challenge(creator: User, challenged: str) -> Game:
+    return core.game_create(
+        kind="cornmaze",
+        creator=creator,
+        options={"size": 6},
+        clock_choice="P3D",
+        seats=[core.SeatPlan(), core.SeatPlan()],
+        reserved=challenges.challenged_players(names=[challenged], creator=creator),
+    )
+
+
+@pytest.mark.worker
+def test_bob_declines_once_asked_and_alices_mail_arrives(
+    new_page, celery_worker_process: WorkerProcess, smtp_server: Inbox
+) -> None:
+    alice = make_player("alice")
+    make_player("bob")
+    bob = new_page()
+    sign_in(bob, "bob")
+    from_lobby = challenge(alice, "bob")
+
+    # From the lobby: Decline shows a page that asks first; nothing is declined meanwhile.
+    bob.goto("/")
+    bob.locator("#challenges .challenge-row").get_by_role("button", name="Decline").click()
+    expect(bob.locator("h1")).to_have_text("Decline alice's challenge?")
+    expect(bob.locator("main")).to_contain_text("it will not start, and nobody has a result")
+    from_lobby.refresh_from_db()
+    assert from_lobby.status == Game.Status.OPEN
+    bob.locator("#decline-confirm").get_by_role("button", name="Decline").click()
+    bob.wait_for_url(f"**/games/{from_lobby.pk}/")
+    expect(bob.locator("#status")).to_contain_text("a challenged player said no")
+    from_lobby.refresh_from_db()
+    assert (from_lobby.status, from_lobby.result_reason) == (Game.Status.ABORTED, "declined")
+
+    def alices() -> list[str]:
+        return [m["Subject"] for m in smtp_server.messages if m["To"] == "alice@example.com"]
+
+    wait_until(
+        lambda: len(alices()) == 1,
+        timeout=60,
+        what=f"alice's mail\n{celery_worker_process.output()[-3000:]}",
+    )
+    assert alices() == [f"bob declined your challenge: Corn maze #{from_lobby.pk}"]
+    (message,) = [m for m in smtp_server.messages if m["To"] == "alice@example.com"]
+    text, html = text_and_html(message)
+    assert "6×6 board, 3 days per move, rated" in text and "/new/cornmaze/" in text
+    assert "<strong>bob</strong> declined your challenge" in html
+
+    # On the game page the dialog asks: dismissed, nothing happens; accepted, declined.
+    on_page = challenge(alice, "bob")
+    bob.goto(f"/games/{on_page.pk}/")
+    posts: list[str] = []
+
+    def record(request: Request) -> None:
+        if request.method == "POST":
+            posts.append(urlparse(request.url).path)
+
+    bob.on("request", record)
+    bob.once("dialog", lambda dialog: dialog.dismiss())
+    bob.locator("#decline").click()
+    expect(bob.locator("#challenge-answer")).to_be_visible()
+    on_page.refresh_from_db()
+    assert on_page.status == Game.Status.OPEN
+    bob.once("dialog", lambda dialog: dialog.accept())
+    bob.locator("#decline").click()
+    expect(bob.locator("#status")).to_contain_text("a challenged player said no")
+    expect(bob.locator("#challenge-answer")).to_have_count(0)
+    assert posts == [f"/games/{on_page.pk}/decline"]  # the dismissed dialog sent nothing
+    wait_until(
+        lambda: len(alices()) == 2,
+        timeout=60,
+        what=f"alice's second mail\n{celery_worker_process.output()[-3000:]}",
+    )
+    assert alices()[1] == f"bob declined your challenge: Corn maze #{on_page.pk}"
+    # Each once: a few sweeps later, still one mail a decline.
+    celery_worker_process.wait_for_sweeps(2)
+    assert len(alices()) == 2
