@@ -220,6 +220,31 @@ def test_a_refused_move_keeps_the_shifts_chosen(browser, live_server, make_cornm
     assert not Move.objects.filter(game=game).exists()
 
 
+def test_a_lone_first_shift_is_kept_as_a_draft(browser, live_server, make_cornmaze):
+    """With JavaScript, choosing the first shift alone saves the draft (the form's required
+    second shift does not hold it back), so a reload before Play keeps it; Play with it alone
+    is still refused."""
+    game = make_cornmaze()
+    user = seat_user(game, to_move(game))
+    first = letter(a_legal_move(game)[0])
+    draft_path = reverse("game_draft", args=[game.pk])
+
+    with signed_in(browser, live_server.url, client_for(user)) as context:
+        page = context.new_page()
+        page.goto(reverse("game", args=[game.pk]))
+        with page.expect_response(
+            lambda r: r.url.endswith(draft_path) and r.request.method == "POST", timeout=5000
+        ) as answer:
+            page.check(f"#move-form input[name=first][value={first}]")
+        assert answer.value.ok
+        page.reload()
+        expect(page.locator(f"#move-form input[name=first][value={first}]")).to_be_checked()
+        expect(page.locator("#move-form input:checked")).to_have_count(1)
+        page.click("#play")
+        expect(page.locator("#error")).to_have_text("Choose a column for the second shift.")
+    assert not Move.objects.filter(game=game).exists()
+
+
 SECOND_BLOCKED = (
     "Greyed columns cannot be shifted second: after the first shift, a marker stands in their"
     " bottom row."

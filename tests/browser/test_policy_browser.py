@@ -181,23 +181,26 @@ def test_choices_made_faster_than_the_server_answers_log_no_error(
     held: list[Route] = []
     page.route(f"**{reverse('game_draft', args=[game.pk])}", lambda route: held.append(route))
     first, second = a_legal_move(game)
+    # The first shift alone is kept as a draft too; the second waits in line behind it.
     page.check(f"#move-form input[name=first][value={letter(first)}]")
     page.check(f"#move-form input[name=second][value={letter(second)}]")
     held_until(page, held, 1)
+    held[0].continue_()
+    held_until(page, held, 2)
     # Another second shift while the first preview is held on its way.
     other = page.locator("#move-form input[name=second]:not([disabled]):not(:checked)").first
     other_letter = other.get_attribute("value")
     other.check()  # an abort would be logged at once, before the answers below
-    held[0].continue_()
-    held_until(page, held, 2)
     held[1].continue_()
+    held_until(page, held, 3)
+    held[2].continue_()
     expect(page.locator("#board-caption")).to_contain_text(
         f"Preview of {letter(first)} then {other_letter}"
     )
     # Play while a preview is on its way: the move waits in line behind it, not aborting it.
     page.check(f"#move-form input[name=second][value={letter(second)}]")
-    held_until(page, held, 3)
+    held_until(page, held, 4)
     page.locator("#play").click()
-    held[2].continue_()
+    held[3].continue_()
     page.locator("#log li[value='1']").wait_for()
     assert errors == []
