@@ -128,7 +128,10 @@ class Form:
 
     @property
     def htmx(self) -> bool:
-        return "hx-post" in self.attrs
+        """A browser with JavaScript sends it by htmx: the form posts by htmx, or its Play
+        button does (the corn maze's form leaves its drafts to a box inside it)."""
+        play = self.button(id="play")
+        return "hx-post" in self.attrs or (play is not None and "hx-post" in play)
 
     def button(self, **match: str) -> dict[str, str] | None:
         for b in self.buttons:
