@@ -106,9 +106,30 @@ def test_your_games_says_you_are_out_of_a_corn_maze_that_goes_on_without_you(mak
     page = client_for(seat_user(game, out)).get("/").content.decode()
     row = page.split(f'href="/games/{game.pk}/"')[1].split("</li>")[0]
     assert '<span class="state">you are out · the others play on</span>' in row, row
+    # One other player left: the one waited for is named.
     still_in = seat_user(game, next(i for i in range(3) if i not in (out, to_move(game))))
     page = client_for(still_in).get("/").content.decode()
-    assert "waiting for the other players" in page.split(f'href="/games/{game.pk}/"')[1]
+    row = page.split(f'href="/games/{game.pk}/"')[1].split("</li>")[0]
+    named = seat_user(game, to_move(game)).get_username()
+    assert f'<span class="state">waiting for {named}</span>' in row, row
+
+
+def test_your_games_waits_for_the_other_players_while_several_are_left(make_cornmaze):
+    game = make_cornmaze(seats=4)
+    core.move_submit(
+        game_id=game.pk,
+        user=seat_user(game, to_move(game)),
+        number=0,
+        move={"shifts": a_legal_move(game)},
+    )
+    out = to_move(game)
+    core.game_resign(game_id=game.pk, user=seat_user(game, out))
+    game.refresh_from_db()
+    assert game.status == Game.Status.ACTIVE
+    waiting = next(i for i in range(4) if i not in (out, to_move(game)))
+    page = client_for(seat_user(game, waiting)).get("/").content.decode()
+    row = page.split(f'href="/games/{game.pk}/"')[1].split("</li>")[0]
+    assert '<span class="state">waiting for the other players</span>' in row, row
 
 
 def test_favicon_ico_is_the_sites_icon(client):

@@ -41,12 +41,14 @@ def _with_seats(games: QuerySet[Game]) -> QuerySet[Game]:
 class SeatLine:
     """A seat as the lobby's lists show it."""
 
+    index: int
     user_id: int | None
     name: str  # models.seat_name
     url: str  # the player's page; "" for a bot, an open seat or one kept for a challenged player
     is_open: bool
     kept_for: str | None  # the challenged player's name, while the seat is kept for them
     away: datetime | None  # the end of its player's vacation, if they are on one now
+    out: bool  # it left a game that goes on without it (resigned or timed out)
 
 
 @dataclass(slots=True)
@@ -69,11 +71,11 @@ class GameLine:
 
 
 # A game's seats as one JSON array of [index, user, bot, player, kept for, its player's
-# vacation's start and end].
+# vacation's start and end, out].
 _SEAT_COLUMNS = (
     f's."index", s.user_id, s.bot, {reads.username_of("s.user_id")}, '
     f"CASE WHEN s.user_id IS NULL THEN {reads.username_of('s.reserved_for_id')} END, "
-    "v.started_at, v.until"
+    "v.started_at, v.until, s.out_at IS NOT NULL"
 )
 _SEATS_FROM = """games_seat s
 LEFT JOIN games_vacation v ON v.user_id = s.user_id
@@ -89,15 +91,19 @@ def _game_line(
     now: datetime, game_id: int, kind: str, clock_: str, status: str, seats_json: str
 ) -> GameLine:
     seats = []
-    for _, user_id, bot, player, kept_for, started, until in sorted(json.loads(seats_json)):
+    for index, user_id, bot, player, kept_for, started, until, out in sorted(
+        json.loads(seats_json)
+    ):
         seats.append(
             SeatLine(
+                index=index,
                 user_id=user_id,
                 name=seat_name(bot=bot, player=player, kept_for=kept_for),
                 url=reads.player_url(player) if player is not None and not bot else "",
                 is_open=user_id is None and not bot and kept_for is None,
                 kept_for=kept_for,
                 away=vacation_now(reads.aware(started), reads.aware(until), now),
+                out=bool(out),
             )
         )
     return GameLine(id=game_id, kind=kind, clock=clock_, status=status, seats=seats)
@@ -155,6 +161,7 @@ def games_of(user: User, games: list[GameLine]) -> set[int]:
 @dataclass(frozen=True)
 class YourGame:
     game: GameLine
+    seat: int  # the viewer's seat's index
     your_move: bool
     left: timedelta | None
     out: bool  # the viewer left the game (resigned or timed out); it goes on without them
@@ -241,6 +248,7 @@ def your_games(user: User, page: int = 1) -> YourGames:
         rows.append(
             YourGame(
                 game=game,
+                seat=index,
                 your_move=deadline is not None or in_race,
                 left=clock.clock_between(
                     now, deadline, clock.person_zone(zone) if weekends_off else None

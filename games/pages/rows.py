@@ -97,9 +97,7 @@ def your_game_rows(rows: Iterable[YourGame]) -> SafeString:
         elif row.out:
             state = "you are out · the others play on"
         else:
-            others = len(game.seats) - 1
-            who = "runner" if row.race else "player"
-            state = f"waiting for the other {who}{'' if others == 1 else 's'}"
+            state = _waiting_for(row)
         url = escape(game_url.format(game.id))
         out.append(
             f'<li class="game-row{" your-move" if row.your_move else ""}">\n'
@@ -108,6 +106,20 @@ def your_game_rows(rows: Iterable[YourGame]) -> SafeString:
             f'  <span class="state">{escape(state)}</span>\n</li>\n'
         )
     return SafeString("".join(out))
+
+
+def _waiting_for(row: YourGame) -> str:
+    """Whom a game that is not the viewer's move waits for: the other players still in it.
+    One left is "the other player" in a game of two, and named in a game of more, where the
+    others are out (resigned or timed out)."""
+    game = row.game
+    who = "runner" if row.race else "player"
+    left = [s for s in game.seats if s.index != row.seat and not s.out]
+    if len(left) != 1:
+        return f"waiting for the other {who}s"
+    if len(game.seats) == 2:
+        return f"waiting for the other {who}"
+    return f"waiting for {left[0].name}"
 
 
 def your_finished_rows(rows: Iterable[Row], username: str) -> SafeString:
