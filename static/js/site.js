@@ -273,20 +273,37 @@ document.documentElement.classList.add("js"); // what only a page without JavaSc
   document.addEventListener("htmx:afterSwap", learn);
   document.addEventListener("DOMContentLoaded", learn);
 
-  // When the race is on (the countdown begins, after the Ready button further down, or by a
-  // poll while this runner waits for the others) a runner whose maze is not wholly in view is
-  // brought to it: on a phone the maze and the Ready button do not fit on one screen together.
-  var phase = null;
+  // When the race is on for this runner (the countdown begins, after the Ready button further
+  // down, or by a poll while this runner waits for the others; or the page is loaded, or
+  // reloaded, while it runs) its maze and the steering pad beside or under it (with the Hint)
+  // are brought into view if they are not: on a phone they do not fit on one screen with the
+  // page's head, and less so with an Abort button or a deadline above them. The maze alone if
+  // both do not fit.
+  var phase;  // undefined until the page is loaded
   function started() {
     var board = document.getElementById("board");
     var was = phase;
     phase = board ? board.dataset.phase : null;
     var maze = document.getElementById("maze-board");
-    if (was !== "ready" || (phase !== "countdown" && phase !== "running") || !maze || !steer()) return;
+    var form = steer();
+    var racing = (phase === "countdown" || phase === "running") && !!maze && !!form;
+    // A reload would put the page back where it was, over this scroll, and the page above the
+    // maze is not what it was (an Abort button gone, a deadline come): not while racing.
+    if (board && "scrollRestoration" in history) history.scrollRestoration = racing ? "manual" : "auto";
+    if (!racing || (was !== undefined && was !== "ready")) return;
+    var high = window.innerHeight;
     var box = maze.getBoundingClientRect();
-    if (box.top >= 0 && box.bottom <= window.innerHeight) return;
-    // Its bottom at the screen's, so the countdown above it shows too; its top, if it is taller.
-    maze.scrollIntoView({ block: box.height > window.innerHeight ? "start" : "end" });
+    var top = box.top, bottom = box.bottom;
+    var row = form.querySelector(".steer-row");
+    if (row) {
+      var pad = row.getBoundingClientRect();
+      var both = { top: Math.min(top, pad.top), bottom: Math.max(bottom, pad.bottom) };
+      if (both.bottom - both.top <= high) { top = both.top; bottom = both.bottom; }
+    }
+    if (top >= 0 && bottom <= high) return;
+    // Its bottom at the screen's, so that the status line above (the countdown, the deadline)
+    // shows too if it can; its top, if it is taller. Whole pixels: no fraction left out.
+    window.scrollBy(0, bottom - top > high ? Math.floor(top) : Math.ceil(bottom - high));
   }
   document.addEventListener("htmx:afterSettle", started);
   document.addEventListener("DOMContentLoaded", started);

@@ -22,6 +22,7 @@ from games.engines import mazerace as rules
 from games.models import Game, Move
 from games.play.paces import race
 from tests import test_mazerace_site as site
+from tests.browser.test_accessibility_browser import AXE, axe_violations
 from tests.test_mazerace_site import client_for, make_race, way_out
 from tests.worker_fixtures import Queued, WorkerProcess, wait_until
 
@@ -366,6 +367,100 @@ def test_a_swipe_is_a_step_when_the_maze_is_drawn_anew_under_the_finger(
     )
     cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
     wait_until(lambda: runner(game, 0)["steps"] == 1, timeout=10, what="the swipe's step")
+
+
+def race_against_a_bot(new_page, live_server, viewport: dict[str, int]) -> tuple[Game, Page]:
+    """A live race of this runner against a bot (the hint is only for such a race), started,
+    on a page of this size. No worker runs: the bot steps when the test says."""
+    game = make_race(1, bots=("wall",))
+    page = runner_page(new_page, live_server, game, viewport)
+    page.locator("#ready").click()
+    expect(page.locator("#countdown")).to_contain_text("the race starts in")
+    game.refresh_from_db()
+    assert game.race_starts_at is not None
+    wait_until(lambda: datetime.now(UTC) >= game.race_starts_at, timeout=10, what="the start")
+    return game, page
+
+
+def reloaded_scrolled_down(page: Page) -> None:
+    """The runner scrolls down (to the chat, say) and reloads the page."""
+    page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
+    page.reload()
+    expect(page.locator("#board")).to_have_attribute("data-phase", "running")
+
+
+@pytest.mark.parametrize("stepped", [False, True], ids=["before-any-step", "after-steps"])
+def test_a_runner_who_reloads_mid_race_on_a_phone_sees_the_maze_the_pad_and_the_hint(
+    new_page, live_server, queued: Queued, stepped: bool
+) -> None:
+    """Only the start of the race brought the maze into view: a page loaded during the race
+    stood where the browser put it back, or at its top, where the maze's bottom was below the
+    screen while the Abort button (until somebody's first step) was above it. And the Hint was
+    under the pad and its help, never in sight while racing on a phone. Now the pad, with the
+    Hint beside it, comes right under the maze, and a page loaded while the race runs shows
+    all three; the hint's answer shows beside its button."""
+    game, page = race_against_a_bot(new_page, live_server, PHONE)
+    if stepped:
+        page.keyboard.press(KEYS[site.an_open_way(game, 0)])
+        wait_until(lambda: runner(game, 0)["steps"] == 1, timeout=10, what="the key's step")
+        race.race_advance(game_id=game.pk)
+        assert runner(game, 1)["steps"] >= 1
+        settled(page, game)
+    page.context.add_init_script(path=AXE)
+    reloaded_scrolled_down(page)
+
+    expect(page.locator("#abort")).to_have_count(0 if stepped else 1)
+    expect(page.locator("#maze-board svg")).to_be_in_viewport(ratio=1)
+    expect(page.locator("#steer .pad")).to_be_in_viewport(ratio=1)
+    expect(page.locator("#hint")).to_be_in_viewport(ratio=1)
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    SHOTS.mkdir(exist_ok=True)
+    page.screenshot(
+        path=SHOTS
+        / f"mazerace-reloaded-{PHONE['width']}-{'stepped' if stepped else 'at-start'}.png"
+    )
+
+    page.locator("#hint").click()
+    expect(page.locator("#hint-text")).to_contain_text("The strong bot would go")
+    expect(page.locator("#hint-text")).to_be_in_viewport(ratio=1)
+    expect(page.locator("#maze-board svg")).to_be_in_viewport(ratio=1)
+    assert not axe_violations(page), axe_violations(page)
+
+
+def test_on_a_desktop_the_hint_is_beside_the_pad_and_a_reload_mid_race_shows_them_all(
+    new_page, live_server, queued: Queued
+) -> None:
+    """At 1280x900 the maze and the pad stand side by side as they did, and the Hint is beside
+    the pad (it was under the pad's help). A reload mid-race, the page scrolled down, showed
+    the page where it was, half the maze above the screen: now it opens at the top, the maze,
+    the pad and the Hint in view. The Tab key goes from the pad to the Hint, then Resign."""
+    viewport = {"width": 1280, "height": 900}
+    game, page = race_against_a_bot(new_page, live_server, viewport)
+    race.race_advance(game_id=game.pk)
+    assert runner(game, 1)["steps"] >= 1
+    reloaded_scrolled_down(page)
+
+    maze, pad, hint = (
+        page.locator("#maze-board svg"),
+        page.locator("#steer .pad"),
+        page.locator("#hint"),
+    )
+    for part in (maze, pad, hint):
+        expect(part).to_be_in_viewport(ratio=1)
+    assert page.evaluate("window.scrollY") == 0
+    m, p, h = maze.bounding_box(), pad.bounding_box(), hint.bounding_box()
+    assert m is not None and p is not None and h is not None
+    assert p["x"] >= m["x"] + m["width"], (m, p)
+    # Right of the pad, level with its top row.
+    assert h["x"] >= p["x"] + p["width"] and p["y"] <= h["y"] < p["y"] + p["height"] / 3, (p, h)
+    SHOTS.mkdir(exist_ok=True)
+    page.screenshot(path=SHOTS / f"mazerace-reloaded-{viewport['width']}.png")
+
+    page.locator("#steer .pad button:enabled").last.focus()
+    page.keyboard.press("Tab")
+    expect(hint).to_be_focused()
+    page.keyboard.press("Tab")
+    expect(page.locator(".resign button")).to_be_focused()
 
 
 def corridor_race_paused(new_page, live_server) -> tuple[Game, Page]:
