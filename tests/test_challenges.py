@@ -195,6 +195,16 @@ def test_decline_calls_it_off_and_a_second_answer_is_refused() -> None:
         challenges.challenge_accept(game_id=game.pk, user=bob)
     with pytest.raises(core.GameError, match="not for you"):
         challenges.challenge_accept(game_id=game.pk, user=make_player())
+    # The challenger cannot decline their own challenge: they are told how to call it off.
+    before = snapshot()
+    with pytest.raises(
+        core.GameError, match="your own challenge: .Withdraw this game. calls it off"
+    ):
+        challenges.challenge_decline(game_id=game.pk, user=alice)
+    assert challenges.decline_refusal(game=game, user=alice) == (
+        'This is your own challenge: "Withdraw this game" calls it off.'
+    )
+    assert snapshot() == before
     challenges.challenge_decline(game_id=game.pk, user=carol)
     game.refresh_from_db()
     assert (game.status, game.result_reason) == (Game.Status.ABORTED, "declined")

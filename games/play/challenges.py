@@ -110,7 +110,7 @@ def challenge_decline(*, game_id: int, user: User) -> Game:
     told by mail."""
     with transaction.atomic():
         game = core.game_locked(game_id)
-        kept = _kept_seat(game, user)
+        kept = _declined_seat(game, user)
         _call_off(game, DECLINED)
         kept.declined_at = game.finished_at
         kept.save(update_fields=["declined_at"])
@@ -122,7 +122,7 @@ def decline_refusal(*, game: Game, user: User) -> str | None:
     """Why this user cannot decline this game, or None: what the page that asks first checks
     (`challenge_decline` checks again, under the lock)."""
     try:
-        _kept_seat(game, user)
+        _declined_seat(game, user)
     except GameError as exc:
         return str(exc)
     return None
@@ -271,6 +271,14 @@ def _kept_seat(game: Game, user: User) -> Seat:
     if challenge_expires(game):
         raise GameError(f"This challenge has expired: it waited {CHALLENGE_DAYS} days.")
     return kept
+
+
+def _declined_seat(game: Game, user: User) -> Seat:
+    """`_kept_seat` for a decline: a challenger who declines their own challenge is told how to
+    call it off (they were told they had "accepted already")."""
+    if game.created_by_id == user.pk and game.status == Game.Status.OPEN:
+        raise GameError('This is your own challenge: "Withdraw this game" calls it off.')
+    return _kept_seat(game, user)
 
 
 def _called_off_text(game: Game) -> str:
