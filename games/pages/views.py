@@ -8,7 +8,6 @@ from typing import Any
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import SESSION_KEY
-from django.contrib.auth.models import User
 from django.http import (
     Http404,
     HttpResponse,
@@ -23,6 +22,7 @@ from django.template.response import TemplateResponse
 from django.templatetags.static import static
 from django.urls import reverse
 from django.utils.cache import patch_cache_control
+from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import (
     require_http_methods,
@@ -475,12 +475,10 @@ def _draft_key(game_id: int) -> str:
 
 @require_http_methods(["GET", "HEAD", "POST"])
 def game_resign(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
-    """Resign, once asked: htmx asks in the page (hx-confirm); without JavaScript the form's
-    first post (or a GET) shows a page that asks, and its own form says yes."""
+    """Resign, once asked (`_said_yes`). Whoever cannot resign is told why, to a GET too."""
     if not request.user.is_authenticated:
         return _refused(request, game_id, "You have no seat in this game.")
-    confirmed = request.method == "POST" and (request.htmx or request.POST.get("confirm") == "yes")
-    if not confirmed:
+    if not _said_yes(request):
         return _resign_confirm(request, game_id)
     try:
         core.game_resign(game_id=game_id, user=request.user)
@@ -498,13 +496,57 @@ def _resign_confirm(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
         return _refused(request, game_id, refusal)
     out = core.seats_out(game)
     others = [s.name for s in seats if s != mine and s.index not in out]
+    title = get_engine(game.kind).TITLE
+    return _confirm_page(
+        request,
+        game,
+        "resign",
+        _Asking(f"Resign {title} #{game.pk}?", wording.resign_costs(game.kind, others)),
+        settings_said=False,
+    )
+
+
+def _said_yes(request: HtmxHttpRequest) -> bool:
+    """Whether the player said yes to an action that cannot be undone (resign, decline): htmx
+    asked in the page (hx-confirm) and sent its post only then; without JavaScript, the form's
+    first post (or a GET) shows the page that asks (`_confirm_page`), and its own form's post
+    says yes."""
+    return request.method == "POST" and bool(request.htmx or request.POST.get("confirm") == "yes")
+
+
+@dataclass(frozen=True)
+class _Asking:
+    """What the page that asks says: its question, what the action costs, and what its link
+    goes back to."""
+
+    question: str
+    costs: str
+    back: str = "game"
+
+
+def _confirm_page(
+    request: HtmxHttpRequest,
+    game: Game,
+    action: str,
+    asking: _Asking,
+    *,
+    settings_said: bool = True,
+) -> HttpResponse:
+    """The page that asks before `action` (its view is game_<action>): the question, the
+    game's settings, what it costs, and a form that posts confirm=yes to the action."""
     return render(
         request,
-        "games/resign_confirm.html",
+        "games/confirm.html",
         {
             "game": game,
             "title": get_engine(game.kind).TITLE,
-            "costs": wording.resign_costs(game.kind, others),
+            "action": action,
+            "action_url": reverse(f"game_{action}", args=[game.pk]),
+            "verb": action.capitalize(),
+            "question": asking.question,
+            "settings": wording.settings_words(game) if settings_said else "",
+            "costs": asking.costs,
+            "back": asking.back,
         },
     )
 
@@ -599,38 +641,25 @@ def game_accept(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
 
 @require_http_methods(["GET", "HEAD", "POST"])
 def game_decline(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
-    """Decline a challenge or a rematch offer, once asked (it is off for everyone), as resign
-    asks: htmx asks in the page (hx-confirm); without JavaScript the form's first post (or a
-    GET) shows a page that asks, and its own form says yes."""
-    if not request.user.is_authenticated:
-        return _refused(request, game_id, "Sign in to answer a challenge.")
-    confirmed = request.method == "POST" and (request.htmx or request.POST.get("confirm") == "yes")
-    if not confirmed:
-        return _decline_confirm(request, game_id, request.user)
-    return _challenge_answer(
-        request, game_id, challenges.challenge_decline, "Sign in to answer a challenge."
-    )
+    """Decline a challenge or a rematch offer, once asked: it is off for everyone."""
 
+    def ask(game: Game) -> _Asking:
+        offer = "rematch offer" if game.rematch_of_id else "challenge"
+        challenger = game.created_by.get_username() if game.created_by else "someone"
+        return _Asking(
+            format_html("Decline {}'s {}?", challenger, offer),
+            wording.DECLINE_COSTS,
+            back="offer" if game.rematch_of_id else "challenge",
+        )
 
-def _decline_confirm(request: HtmxHttpRequest, game_id: int, user: User) -> HttpResponseBase:
-    game = get_object_or_404(Game.objects.select_related("created_by"), pk=game_id)
-    refusal = challenges.decline_refusal(game=game, user=user)
-    if refusal is not None:
-        if request.method == "POST":
-            return _refused(request, game_id, refusal)
-        # Nothing to ask (a link followed, a refusal's page reloaded): the game's page says
-        # where the challenge stands.
-        return redirect(game)
-    return render(
+    return _asked_first(
         request,
-        "games/decline_confirm.html",
-        {
-            "game": game,
-            "title": get_engine(game.kind).TITLE,
-            "challenger": game.created_by.get_username() if game.created_by else "someone",
-            "settings": wording.settings_words(game),
-            "costs": wording.DECLINE_COSTS,
-        },
+        game_id,
+        "decline",
+        refusal=challenges.decline_refusal,
+        ask=ask,
+        act=challenges.challenge_decline,
+        signed_out="Sign in to answer a challenge.",
     )
 
 
@@ -651,6 +680,33 @@ def game_abort(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     return _challenge_answer(
         request, game_id, challenges.game_abort, "You have no seat in this game."
     )
+
+
+def _asked_first(
+    request: HtmxHttpRequest,
+    game_id: int,
+    action: str,
+    *,
+    refusal: Callable[..., str | None],
+    ask: Callable[[Game], _Asking],
+    act: Callable[..., object],
+    signed_out: str,
+) -> HttpResponseBase:
+    """A signed-in player's action on a game that has not really begun (decline) by the
+    service `act`, once they said yes (`_said_yes`); until then the page that asks (`ask`: its
+    question, costs and way back). Whoever cannot act (`refusal`: the service's own check, read
+    here without the lock) is told why (409) to a post, and nothing is asked; a GET with nothing
+    to ask (a link followed, a refusal's page reloaded) goes to the game's page, which says
+    where the game stands."""
+    if not request.user.is_authenticated:
+        return _refused(request, game_id, signed_out)
+    if _said_yes(request):
+        return _challenge_answer(request, game_id, act, signed_out)
+    game = get_object_or_404(Game.objects.select_related("created_by"), pk=game_id)
+    why = refusal(game=game, user=request.user)
+    if why is not None:
+        return _refused(request, game_id, why) if request.method == "POST" else redirect(game)
+    return _confirm_page(request, game, action, ask(game))
 
 
 @require_POST
