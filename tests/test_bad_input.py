@@ -475,7 +475,8 @@ def test_bad_challenges_answers_and_rematches_are_refused_and_change_nothing(
         seats=[core.SeatPlan(), core.SeatPlan()],
         reserved=[bob],
     )
-    assert as_alice.post(reverse("game_withdraw", args=[game.pk])).status_code == 302
+    withdraw = reverse("game_withdraw", args=[game.pk])
+    assert as_alice.post(withdraw, {"confirm": "yes"}).status_code == 302
     before = snapshot()
     for _ in range(2):
         response = as_bob.post(reverse("game_accept", args=[game.pk]))

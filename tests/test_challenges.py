@@ -818,6 +818,147 @@ def test_the_game_page_asks_in_the_page_before_declining() -> None:
     assert Outbox.objects.filter(game=game, kind="declined", user=alice).count() == 1
 
 
+def asked_page(response: Any, action: str) -> str:
+    """The page that asks before `action`, with its form that says yes."""
+    assert response.status_code == 200
+    page: str = response.content.decode()
+    assert f'id="{action}-confirm"' in page and 'name="confirm" value="yes"' in page
+    return page
+
+
+def test_withdraw_asks_first_and_withdraws_only_when_confirmed() -> None:
+    alice, bob = make_player("alice"), make_player("bob")
+    game = challenge(alice, "bob")
+    url = reverse("game_withdraw", args=[game.pk])
+    as_alice = client_for(alice)
+    before = snapshot()
+    # A plain post (the form without JavaScript), a link and a post that is not a yes ask.
+    for response in (as_alice.post(url), as_alice.get(url), as_alice.post(url, {"confirm": "no"})):
+        page = asked_page(response, "withdraw")
+        assert f"<h1>Withdraw Corn maze #{game.pk}?</h1>" in page
+        assert "8×8 board, 3 days per move, rated" in page
+        assert "The game is off for everyone: it will not start, and nobody has a result." in page
+        assert f'<form method="post" action="{url}" class="actions" id="withdraw-confirm">' in page
+        assert f'<a href="{game.get_absolute_url()}">Back to the game</a>' in page
+    # Anyone else is told why, and is not asked, to a post; a GET goes to the game's page.
+    said = "Only the player who made this game can withdraw it."
+    for client in (client_for(bob), Client()):
+        for data in ({}, {"confirm": "yes"}):
+            response = client.post(url, data)
+            assert response.status_code == 409
+            assert said in response.content.decode()
+            assert 'id="withdraw-confirm"' not in response.content.decode()
+    response = client_for(bob).get(url)
+    assert response.status_code == 302 and response["Location"] == game.get_absolute_url()
+    assert as_alice.get(reverse("game_withdraw", args=[999999])).status_code == 404
+    assert snapshot() == before
+    # Said yes: withdrawn.
+    response = as_alice.post(url, {"confirm": "yes"})
+    assert response.status_code == 302 and response["Location"] == game.get_absolute_url()
+    game.refresh_from_db()
+    assert (game.status, game.result_reason) == (Game.Status.ABORTED, "withdrawn")
+    # Asked again, the answer says it is over instead of asking.
+    before = snapshot()
+    again = as_alice.post(url)
+    assert again.status_code == 409
+    assert "This game was withdrawn by its creator." in again.content.decode()
+    assert as_alice.get(url)["Location"] == game.get_absolute_url()
+    assert snapshot() == before
+    # A game that has started is not withdrawn, nor asked about.
+    running = challenge(alice, "bob")
+    challenges.challenge_accept(game_id=running.pk, user=bob)
+    before = snapshot()
+    refused = as_alice.post(reverse("game_withdraw", args=[running.pk]))
+    assert refused.status_code == 409 and "cannot be withdrawn" in refused.content.decode()
+    assert snapshot() == before
+
+
+def test_the_game_page_asks_in_the_page_before_withdrawing() -> None:
+    """With JavaScript, htmx asks (hx-confirm) and its post is the yes."""
+    alice = make_player("alice")
+    game = core.game_create(
+        kind="cornmaze",
+        creator=alice,
+        options={"size": 8},
+        clock_choice="P3D",
+        seats=[core.SeatPlan(), core.SeatPlan()],
+    )
+    url = reverse("game_withdraw", args=[game.pk])
+    as_alice = client_for(alice)
+    page = as_alice.get(game.get_absolute_url()).content.decode()
+    (form,) = re.findall(r'<form [^>]*hx-post="' + re.escape(url) + '"[^>]*>', page)
+    assert f'action="{url}"' in form and 'hx-confirm="Withdraw this game?' in form
+    response = as_alice.post(url, HTTP_HX_REQUEST="true")
+    assert response.status_code == 200
+    assert "Withdrawn by its creator before it started." in response.content.decode()
+    game.refresh_from_db()
+    assert (game.status, game.result_reason) == (Game.Status.ABORTED, "withdrawn")
+
+
+def test_abort_asks_first_and_aborts_only_when_confirmed(make_cornmaze) -> None:
+    game = make_cornmaze()
+    player = seat_user(game, 1)
+    url = reverse("game_abort", args=[game.pk])
+    as_player = client_for(player)
+    before = snapshot()
+    for response in (as_player.post(url), as_player.get(url), as_player.post(url, {"confirm": ""})):
+        page = asked_page(response, "abort")
+        assert f"<h1>Abort Corn maze #{game.pk}?</h1>" in page
+        assert "The game ends at once, aborted: nobody wins or loses" in page
+        assert f'<form method="post" action="{url}" class="actions" id="abort-confirm">' in page
+    for client in (client_for(make_player()), Client()):
+        response = client.post(url, {"confirm": "yes"})
+        assert response.status_code == 409
+        assert "You have no seat in this game." in response.content.decode()
+    response = client_for(make_player()).get(url)
+    assert response.status_code == 302 and response["Location"] == game.get_absolute_url()
+    assert snapshot() == before
+    response = as_player.post(url, {"confirm": "yes"})
+    assert response.status_code == 302 and response["Location"] == game.get_absolute_url()
+    game.refresh_from_db()
+    assert (game.status, game.result_reason) == (Game.Status.ABORTED, "player_aborted")
+    again = as_player.post(url)
+    assert again.status_code == 409
+    assert "The game is over: there is nothing to abort." in again.content.decode()
+
+
+def test_too_late_to_abort_is_said_and_not_asked(make_cornmaze) -> None:
+    game = make_cornmaze()
+    for _ in range(2):
+        seat = to_move(game)
+        core.move_submit(
+            game_id=game.pk,
+            user=seat_user(game, seat),
+            number=game.ply,
+            move={"shifts": a_legal_move(game)},
+        )
+        game.refresh_from_db()
+    url = reverse("game_abort", args=[game.pk])
+    as_player = client_for(seat_user(game, 0))
+    assert 'id="abort"' not in as_player.get(game.get_absolute_url()).content.decode()
+    before = snapshot()
+    for data in ({}, {"confirm": "yes"}):
+        response = as_player.post(url, data)
+        assert response.status_code == 409
+        assert "Too late to abort: another player has moved already." in (response.content.decode())
+    assert as_player.get(url)["Location"] == game.get_absolute_url()
+    assert snapshot() == before
+
+
+def test_the_game_page_asks_in_the_page_before_aborting(make_cornmaze) -> None:
+    game = make_cornmaze()
+    url = reverse("game_abort", args=[game.pk])
+    as_player = client_for(seat_user(game, 0))
+    page = as_player.get(game.get_absolute_url()).content.decode()
+    (form,) = re.findall(r'<form [^>]*hx-post="' + re.escape(url) + '"[^>]*>', page)
+    assert f'action="{url}"' in form and 'hx-confirm="Abort this game?' in form
+    response = as_player.post(url, HTTP_HX_REQUEST="true")
+    assert response.status_code == 200
+    assert "Aborted by a player before anyone else moved." in response.content.decode()
+    game.refresh_from_db()
+    assert (game.status, game.result_reason) == (Game.Status.ABORTED, "player_aborted")
+
+
 @pytest.mark.parametrize(
     ("names", "message"),
     [

@@ -322,7 +322,7 @@ def test_a_set_up_that_has_not_finished_may_be_aborted_by_either_player(game):
     alice = client_for(game.seats.get(index=0).user)
     page = alice.get(reverse("game", args=[game.pk])).content.decode()
     assert reverse("game_abort", args=[game.pk]) in page
-    assert alice.post(reverse("game_abort", args=[game.pk])).status_code == 302
+    assert alice.post(reverse("game_abort", args=[game.pk]), {"confirm": "yes"}).status_code == 302
     game.refresh_from_db()
     assert (game.status, game.result_reason) == (Game.Status.ABORTED, "player_aborted")
     record = json.loads(Client().get(reverse("game_record", args=[game.pk])).content)

@@ -505,7 +505,8 @@ def test_a_get_of_a_forms_post_address_goes_to_the_forms_page(client, make_cornm
             if response.status_code == 302 and response["Location"] == page:
                 posts_only.append(name)
             assert client.put(url).status_code in {403, 405}, url
-    assert {"game_move", "game_give_time", "game_join", "game_chat_post", "game_abort"} <= set(
+    # Resign, decline, withdraw and abort answer a GET with the page that asks first.
+    assert {"game_move", "game_give_time", "game_join", "game_chat_post", "game_accept"} <= set(
         posts_only
     )
     for name in ("guest_claim", "email_change", "vacation_start", "time_zone_change"):

@@ -283,7 +283,7 @@ def _context(row: Outbox, user: Any) -> dict[str, Any] | None:
         context["decliner"] = by.get_username() if by is not None else "A challenged player"
         context["rematch_of"] = game.rematch_of_id
         context["settings"] = wording.settings_words(game)
-        context["called_off"] = wording.DECLINE_COSTS
+        context["called_off"] = wording.CALL_OFF_COSTS
         context["new_game_url"] = settings.SITE_URL + reverse("game_new", args=[game.kind])
         context["lobby_url"] = settings.SITE_URL + reverse("lobby")
     elif row.kind == Kind.DROPPED:

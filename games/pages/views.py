@@ -507,10 +507,10 @@ def _resign_confirm(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
 
 
 def _said_yes(request: HtmxHttpRequest) -> bool:
-    """Whether the player said yes to an action that cannot be undone (resign, decline): htmx
-    asked in the page (hx-confirm) and sent its post only then; without JavaScript, the form's
-    first post (or a GET) shows the page that asks (`_confirm_page`), and its own form's post
-    says yes."""
+    """Whether the player said yes to an action that cannot be undone (resign, decline,
+    withdraw, abort): htmx asked in the page (hx-confirm) and sent its post only then; without
+    JavaScript, the form's first post (or a GET) shows the page that asks (`_confirm_page`),
+    and its own form's post says yes."""
     return request.method == "POST" and bool(request.htmx or request.POST.get("confirm") == "yes")
 
 
@@ -648,7 +648,7 @@ def game_decline(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
         challenger = game.created_by.get_username() if game.created_by else "someone"
         return _Asking(
             format_html("Decline {}'s {}?", challenger, offer),
-            wording.DECLINE_COSTS,
+            wording.CALL_OFF_COSTS,
             back="offer" if game.rematch_of_id else "challenge",
         )
 
@@ -663,22 +663,35 @@ def game_decline(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     )
 
 
-@require_POST
+@require_http_methods(["GET", "HEAD", "POST"])
 def game_withdraw(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
-    """The creator calls off an open game or a challenge."""
-    return _challenge_answer(
+    """The creator calls off an open game or a challenge, once asked."""
+    return _asked_first(
         request,
         game_id,
-        challenges.game_withdraw,
-        "Only the player who made this game can withdraw it.",
+        "withdraw",
+        refusal=challenges.withdraw_refusal,
+        ask=lambda game: _Asking(
+            f"Withdraw {get_engine(game.kind).TITLE} #{game.pk}?", wording.CALL_OFF_COSTS
+        ),
+        act=challenges.game_withdraw,
+        signed_out="Only the player who made this game can withdraw it.",
     )
 
 
-@require_POST
+@require_http_methods(["GET", "HEAD", "POST"])
 def game_abort(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
-    """End a game nobody but its creator has moved in yet: no result."""
-    return _challenge_answer(
-        request, game_id, challenges.game_abort, "You have no seat in this game."
+    """End a game nobody but its creator has moved in yet, once asked: no result."""
+    return _asked_first(
+        request,
+        game_id,
+        "abort",
+        refusal=challenges.abort_refusal,
+        ask=lambda game: _Asking(
+            f"Abort {get_engine(game.kind).TITLE} #{game.pk}?", wording.ABORT_COSTS
+        ),
+        act=challenges.game_abort,
+        signed_out="You have no seat in this game.",
     )
 
 
@@ -692,12 +705,12 @@ def _asked_first(
     act: Callable[..., object],
     signed_out: str,
 ) -> HttpResponseBase:
-    """A signed-in player's action on a game that has not really begun (decline) by the
-    service `act`, once they said yes (`_said_yes`); until then the page that asks (`ask`: its
-    question, costs and way back). Whoever cannot act (`refusal`: the service's own check, read
-    here without the lock) is told why (409) to a post, and nothing is asked; a GET with nothing
-    to ask (a link followed, a refusal's page reloaded) goes to the game's page, which says
-    where the game stands."""
+    """A signed-in player's action on a game that has not really begun (decline, withdraw,
+    abort) by the service `act`, once they said yes (`_said_yes`); until then the page that
+    asks (`ask`: its question, costs and way back). Whoever cannot act (`refusal`: the service's
+    own check, read here without the lock) is told why (409) to a post, and nothing is asked; a
+    GET with nothing to ask (a link followed, a refusal's page reloaded) goes to the game's
+    page, which says where the game stands."""
     if not request.user.is_authenticated:
         return _refused(request, game_id, signed_out)
     if _said_yes(request):

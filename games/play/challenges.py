@@ -132,14 +132,23 @@ def game_withdraw(*, game_id: int, user: User) -> Game:
     """The creator calls off a game that has not started: an open game or a challenge."""
     with transaction.atomic():
         game = core.game_locked(game_id)
-        if game.created_by_id != user.pk:
-            raise GameError("Only the player who made this game can withdraw it.")
-        if game.status == Game.Status.ABORTED:
-            raise GameError(_called_off_text(game))
-        if game.status != Game.Status.OPEN:
-            raise GameError("The game has started: it cannot be withdrawn. You can resign.")
+        refusal = withdraw_refusal(game=game, user=user)
+        if refusal is not None:
+            raise GameError(refusal)
         _call_off(game, WITHDRAWN)
     return game
+
+
+def withdraw_refusal(*, game: Game, user: User) -> str | None:
+    """Why this user cannot withdraw this game, or None: checked by `game_withdraw` under the
+    lock, and by the page that asks first without it."""
+    if game.created_by_id != user.pk:
+        return "Only the player who made this game can withdraw it."
+    if game.status == Game.Status.ABORTED:
+        return _called_off_text(game)
+    if game.status != Game.Status.OPEN:
+        return "The game has started: it cannot be withdrawn. You can resign."
+    return None
 
 
 def game_abort(*, game_id: int, user: User) -> Game:
@@ -147,26 +156,35 @@ def game_abort(*, game_id: int, user: User) -> Game:
     with no result for anybody."""
     with transaction.atomic():
         game = core.game_locked(game_id)
-        seats = list(game.seats.order_by("index"))
-        if not any(s.user_id == user.pk for s in seats):
-            raise GameError("You have no seat in this game.")
-        if game.status == Game.Status.OPEN:
-            raise GameError("The game has not started: its creator can withdraw it instead.")
-        if game.status != Game.Status.ACTIVE:
-            raise GameError("The game is over: there is nothing to abort.")
-        if not abortable(game, seats):
-            # The creator's moves never stand in the way: it is someone else's, or one's own.
-            mine_or_free = [
-                s.index
-                for s in seats
-                if s.user_id is not None and s.user_id in {user.pk, game.created_by_id}
-            ]
-            others = game.moves.exclude(seat__in=mine_or_free).exists()
-            who = "another player has" if others else "you have"
-            raise GameError(f"Too late to abort: {who} moved already. You can resign instead.")
+        refusal = abort_refusal(game=game, user=user)
+        if refusal is not None:
+            raise GameError(refusal)
         core.game_end(game, at=clock.now(), reason=PLAYER_ABORTED, places=None)
         game.save(update_fields=list(core.GAME_END_FIELDS))
     return game
+
+
+def abort_refusal(*, game: Game, user: User) -> str | None:
+    """Why this user cannot abort this game, or None: checked by `game_abort` under the lock,
+    and by the page that asks first without it."""
+    seats = list(game.seats.order_by("index"))
+    if not any(s.user_id == user.pk for s in seats):
+        return "You have no seat in this game."
+    if game.status == Game.Status.OPEN:
+        return "The game has not started: its creator can withdraw it instead."
+    if game.status != Game.Status.ACTIVE:
+        return "The game is over: there is nothing to abort."
+    if not abortable(game, seats):
+        # The creator's moves never stand in the way: it is someone else's, or one's own.
+        mine_or_free = [
+            s.index
+            for s in seats
+            if s.user_id is not None and s.user_id in {user.pk, game.created_by_id}
+        ]
+        others = game.moves.exclude(seat__in=mine_or_free).exists()
+        who = "another player has" if others else "you have"
+        return f"Too late to abort: {who} moved already. You can resign instead."
+    return None
 
 
 def abortable(game: Game, seats: Sequence[Seat]) -> bool:

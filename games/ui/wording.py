@@ -259,8 +259,11 @@ CALLED_OFF_TEXT = {
     "expired": "Expired: not every challenged player accepted in time. No result.",
     "player_aborted": "Aborted by a player before anyone else moved. No result.",
 }
-# What declining a challenge does: the page that asks first says it, and the challenger's mail.
-DECLINE_COSTS = "The game is off for everyone: it will not start, and nobody has a result."
+# What calling off a game that never started does (declining a challenge, withdrawing a game):
+# the pages that ask first say it, and the mails about a decline.
+CALL_OFF_COSTS = "The game is off for everyone: it will not start, and nobody has a result."
+# What aborting a game nobody else has moved in does: the page that asks first says it.
+ABORT_COSTS = "The game ends at once, aborted: nobody wins or loses, and nobody has a result."
 NOBODY_MOVED_TEXT = "Aborted: nobody moved before the first deadline. No result."
 NOT_READY_TEXT = "Aborted: not every runner pressed Ready in time. No result."
 SET_UP_UNFINISHED_TEXT = "Aborted: the set-up did not finish in time. No result."

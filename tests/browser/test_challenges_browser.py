@@ -2,16 +2,19 @@
 challenges Bob from his player page, Bob accepts in his lobby, they play a move, the game ends
 and Alice offers a rematch that Bob, on the finished game's page, sees come and accepts; a guest
 joins Alice's private game through its invite link and aborts it before anyone else moved; Alice
-withdraws an open game. Bob declines two challenges, each once asked (the lobby's Decline on a
-page that asks, the game page's in a dialog), and Alice's mails about them arrive."""
+withdraws an open game. Each abort and withdraw is asked first: in a dialog, and without
+JavaScript on a page that asks. Bob declines two challenges, each once asked (the lobby's
+Decline on a page that asks, the game page's in a dialog), and Alice's mails about them
+arrive."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from urllib.parse import urlparse
 
 import pytest
 from django.contrib.auth.models import User
-from playwright.sync_api import Page, Request, expect
+from playwright.sync_api import Dialog, Page, Request, expect
 
 from games.models import Game
 from games.play import challenges, core
@@ -128,19 +131,91 @@ def test_challenge_accept_play_rematch_invite_abort_and_withdraw(new_page, setti
     assert private.status == Game.Status.ACTIVE and private.ply == 0
     assert private.invite_token not in friend.content()
 
-    # Nobody has moved: the guest aborts it, and nobody has a result.
+    # Nobody has moved: the guest aborts it (the page asks first), and nobody has a result.
+    friend.once("dialog", lambda dialog: dialog.accept())
     friend.get_by_role("button", name="Abort: nobody else has moved yet").click()
     expect(friend.locator("#status")).to_contain_text("Aborted by a player")
     private.refresh_from_db()
     assert (private.status, private.result_reason) == (Game.Status.ABORTED, "player_aborted")
 
-    # An open game, withdrawn by Alice.
+    # An open game, withdrawn by Alice once the dialog asked: dismissed, nothing is sent.
     alice.goto("/new/cornmaze/")
     waiting = new_game(alice)
+    posts: list[str] = []
+
+    def record(request: Request) -> None:
+        if request.method == "POST":
+            posts.append(urlparse(request.url).path)
+
+    alice.on("request", record)
+    messages: list[str] = []
+
+    def answer(accept: bool) -> Callable[[Dialog], None]:
+        def said(dialog: Dialog) -> None:
+            messages.append(dialog.message)
+            if accept:
+                dialog.accept()
+            else:
+                dialog.dismiss()
+
+        return said
+
+    alice.once("dialog", answer(False))
+    alice.get_by_role("button", name="Withdraw this game").click()
+    expect(alice.locator("#withdraw")).to_be_visible()
+    waiting.refresh_from_db()
+    assert waiting.status == Game.Status.OPEN
+    alice.once("dialog", answer(True))
     alice.get_by_role("button", name="Withdraw this game").click()
     expect(alice.locator("#status")).to_contain_text("Withdrawn by its creator")
+    expect(alice.locator("#withdraw")).to_have_count(0)
+    assert messages == ["Withdraw this game? It will not start for anybody."] * 2
+    assert posts == [f"/games/{waiting.pk}/withdraw"]  # the dismissed dialog sent nothing
+    assert alice.url.endswith(f"/games/{waiting.pk}/")  # swapped in place by htmx
     waiting.refresh_from_db()
     assert (waiting.status, waiting.result_reason) == (Game.Status.ABORTED, "withdrawn")
+
+
+def test_withdraw_and_abort_without_javascript_ask_on_a_page_first(
+    browser, live_server, transactional_db
+) -> None:
+    alice, bob = make_player("alice"), make_player("bob")
+    waiting = challenge(alice, "bob")
+    context = browser.new_context(base_url=live_server.url, java_script_enabled=False)
+    try:
+        page = context.new_page()
+        sign_in(page, "alice")
+        # Withdraw: the form's post shows the page that asks; its way back changes nothing.
+        page.goto(f"/games/{waiting.pk}/")
+        page.get_by_role("button", name="Withdraw this game").click()
+        expect(page.locator("h1")).to_have_text(f"Withdraw Corn maze #{waiting.pk}?")
+        expect(page.locator("main")).to_contain_text("it will not start, and nobody has a result")
+        page.get_by_role("link", name="Back to the game").click()
+        expect(page.locator("#challenge-state")).to_contain_text("Waiting for bob to accept")
+        waiting.refresh_from_db()
+        assert waiting.status == Game.Status.OPEN
+        page.get_by_role("button", name="Withdraw this game").click()
+        page.locator("#withdraw-confirm").get_by_role("button", name="Withdraw").click()
+        page.wait_for_url(f"**/games/{waiting.pk}/")
+        expect(page.locator("#status")).to_contain_text("Withdrawn by its creator")
+        waiting.refresh_from_db()
+        assert (waiting.status, waiting.result_reason) == (Game.Status.ABORTED, "withdrawn")
+
+        # Abort: a game nobody has moved in yet, the same way.
+        running = challenge(alice, "bob")
+        challenges.challenge_accept(game_id=running.pk, user=bob)
+        page.goto(f"/games/{running.pk}/")
+        page.get_by_role("button", name="Abort: nobody else has moved yet").click()
+        expect(page.locator("h1")).to_have_text(f"Abort Corn maze #{running.pk}?")
+        running.refresh_from_db()
+        assert running.status == Game.Status.ACTIVE
+        page.locator("#abort-confirm").get_by_role("button", name="Abort").click()
+        page.wait_for_url(f"**/games/{running.pk}/")
+        expect(page.locator("#status")).to_contain_text("Aborted by a player")
+        running.refresh_from_db()
+        assert (running.status, running.result_reason) == (Game.Status.ABORTED, "player_aborted")
+    finally:
+        context.close()
 
 
 def challenge(creator: User, challenged: str) -> Game:

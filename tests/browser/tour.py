@@ -341,6 +341,10 @@ def build_tour() -> Tour:
     stop("spectator", "game-challenge", reverse("game", args=[challenged.pk]))
     stop("player", "decline-confirm", reverse("game_decline", args=[challenged.pk]))
     stop("player", "game-private", reverse("game", args=[private.pk]))
+    stop("player", "withdraw-confirm", reverse("game_withdraw", args=[private.pk]))
+    # A game nobody has moved in yet, which its players may abort (the page that asks first).
+    unmoved = _join(_create("cornmaze", rival, seats=2), player)
+    stop("player", "abort-confirm", reverse("game_abort", args=[unmoved.pk]))
     invite = reverse("game_invite", args=[private.pk, private.invite_token])
     stop("guest", "game-invite", invite)
     stop("anonymous", "game-invite", invite)
