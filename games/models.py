@@ -597,7 +597,8 @@ class EmailPreferences(models.Model):
         default=True,
         db_default=True,
         help_text=(
-            "A mail when someone challenges me or offers a rematch, or declines my challenge."
+            "A mail when someone challenges me or offers a rematch, or declines a challenge I "
+            "made or accepted."
         ),
     )
     chat = models.BooleanField(

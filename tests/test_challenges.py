@@ -14,6 +14,7 @@ import time_machine
 from django.conf import settings as django_settings
 from django.contrib.auth.models import User
 from django.core import mail
+from django.db import transaction
 from django.test import Client
 from django.urls import reverse
 
@@ -21,7 +22,7 @@ from games import clock
 from games.accounts.guests import guest_create
 from games.archive import selectors
 from games.chat import service as chat
-from games.mail import outbox, preferences
+from games.mail import notices, outbox, preferences
 from games.models import Game, Move, Outbox, PlayerResult, Seat
 from games.play import challenges, core, sweeps
 from tests.conftest import FIXED_SEED, a_legal_move, play_to_the_end, seat_user, to_move
@@ -333,6 +334,122 @@ def test_the_decline_mails_unsubscribe_link_stops_challenge_mails() -> None:
     assert Client().post(unsubscribe.removeprefix(django_settings.SITE_URL)).status_code == 200
     prefs = preferences.preferences_for(User.objects.get(pk=alice.pk))
     assert (prefs.challenge, prefs.turn_mails) == (False, "immediate")
+
+
+def sent_to(user: User) -> list[Any]:
+    return [m for m in mail.outbox if m.to == [f"{user.get_username()}@example.com"]]
+
+
+def test_a_decline_mails_the_players_who_had_accepted_once_each_in_their_own_words(
+    django_capture_on_commit_callbacks, queued: Queued
+) -> None:
+    alice, bob, carol = make_player("alice"), make_player("bob"), make_player("carol")
+    dave = make_player("dave")
+    game = challenge(alice, "bob", "carol", "dave", seats=4)
+    challenges.challenge_accept(game_id=game.pk, user=bob)
+    challenges.challenge_accept(game_id=game.pk, user=carol)
+    queued.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        challenges.challenge_decline(game_id=game.pk, user=dave)
+    rows = Outbox.objects.filter(game=game, kind="declined").order_by("seat")
+    assert [(r.user_id, r.seat, r.ply) for r in rows] == [
+        (alice.pk, 0, 0),
+        (bob.pk, 1, 0),
+        (carol.pk, 2, 0),
+    ]
+    assert sorted(queued.mails) == sorted(r.pk for r in rows)
+    # Once each: a second decline is refused, and telling the mail again makes no second row.
+    with pytest.raises(core.GameError, match="declined, so it will not start"):
+        challenges.challenge_decline(game_id=game.pk, user=dave)
+    with transaction.atomic():
+        notices.challenge_declined(game=Game.objects.get(pk=game.pk))
+    assert Outbox.objects.filter(game=game, kind="declined").count() == 3
+    for row in rows:
+        assert outbox.outbox_send(outbox_id=row.pk) == "sent"
+        assert outbox.outbox_send(outbox_id=row.pk) is None
+    assert len(mail.outbox) == 3 and not sent_to(dave)
+    (to_alice,) = sent_to(alice)
+    assert to_alice.subject == f"dave declined your challenge: Corn maze #{game.pk}"
+    settings_said = "8×8 board, 3 days per move, rated"
+    for player in (bob, carol):
+        (message,) = sent_to(player)
+        assert message.subject == f"dave declined alice's challenge: Corn maze #{game.pk}"
+        html = message.alternatives[0][0]
+        assert (
+            "dave declined alice's challenge to a Corn maze that you had accepted: "
+            f"#{game.pk} ({settings_said})."
+        ) in message.body
+        assert (
+            "<strong>dave</strong> declined alice's challenge to a <strong>Corn maze</strong> "
+            "that you had accepted: "
+        ) in html
+        for body in (message.body, html):
+            assert "your challenge" not in body
+            assert "The game is off for everyone: it will not start, and nobody has a result." in (
+                body
+            )
+            assert django_settings.SITE_URL + reverse("lobby") in body
+            assert django_settings.SITE_URL + game.get_absolute_url() in body
+        assert "find a game in the lobby" in message.body
+        assert "List-Unsubscribe" in message.extra_headers
+
+
+def test_the_accepted_players_decline_mail_follows_their_challenge_setting() -> None:
+    alice, bob, carol = make_player("alice"), make_player("bob"), make_player("carol")
+    unverified = make_player("erin", verified=False)
+    preferences.preferences_update(
+        user=bob, turn_mails="immediate", reminder=True, game_over=True, challenge=False
+    )
+    make_player("dave")
+    game = challenge(alice, "bob", "carol", "erin", "dave", seats=5)
+    for player in (bob, carol, unverified):
+        challenges.challenge_accept(game_id=game.pk, user=player)
+    challenges.challenge_decline(game_id=game.pk, user=User.objects.get(username="dave"))
+    # Bob turned challenge mails off, Erin has no verified address: neither gets a row.
+    assert set(
+        Outbox.objects.filter(game=game, kind="declined").values_list("user_id", flat=True)
+    ) == {alice.pk, carol.pk}
+    # Carol turns them off before hers goes out: it is not sent.
+    preferences.preferences_update(
+        user=carol, turn_mails="immediate", reminder=True, game_over=True, challenge=False
+    )
+    row = Outbox.objects.get(game=game, kind="declined", user=carol)
+    assert outbox.outbox_send(outbox_id=row.pk) == "skipped"
+    assert not sent_to(carol)
+
+
+def test_a_decline_mails_a_player_who_joined_an_open_seat_but_no_guest_nor_bot() -> None:
+    alice, dave = make_player("alice"), make_player("dave")
+    make_player("bob")
+    game = challenge(alice, "bob", seats=5, bots=("simple",))
+    guest = guest_create()
+    core.game_join(game_id=game.pk, user=dave)
+    core.game_join(game_id=game.pk, user=guest)
+    challenges.challenge_decline(game_id=game.pk, user=User.objects.get(username="bob"))
+    rows = Outbox.objects.filter(game=game, kind="declined")
+    assert set(rows.values_list("user_id", flat=True)) == {alice.pk, dave.pk}
+    assert outbox.outbox_send(outbox_id=rows.get(user=dave).pk) == "sent"
+    (message,) = sent_to(dave)
+    assert "bob declined alice's challenge to a Corn maze that you had joined: " in message.body
+
+
+def test_a_declined_rematch_offer_mails_the_player_who_had_accepted_it() -> None:
+    ann, ben, cy = make_player("ann"), make_player("ben"), make_player("cy")
+    game = make_game(ann, ben, cy)
+    core.game_resign(game_id=game.pk, user=ben)
+    core.game_resign(game_id=game.pk, user=cy)
+    rematch = challenges.rematch_offer(game_id=game.pk, user=ann)
+    challenges.challenge_accept(game_id=rematch.pk, user=ben)
+    challenges.challenge_decline(game_id=rematch.pk, user=cy)
+    row = Outbox.objects.get(game=rematch, kind="declined", user=ben)
+    assert outbox.outbox_send(outbox_id=row.pk) == "sent"
+    (message,) = sent_to(ben)
+    assert message.subject == f"cy declined ann's rematch offer: Corn maze #{rematch.pk}"
+    assert (
+        f"cy declined ann's rematch offer that you had accepted: Corn maze #{rematch.pk} "
+    ) in message.body
+    assert f"the same game as #{game.pk} with the seats turned" in message.body
+    assert Outbox.objects.filter(game=rematch, kind="declined", user=ann).count() == 1
 
 
 def test_withdraw_is_the_creators_and_only_before_the_start() -> None:

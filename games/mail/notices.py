@@ -170,14 +170,17 @@ def challenges_made(*, game: Game, seats: Sequence[Seat]) -> None:
 
 def challenge_declined(*, game: Game) -> None:
     """A challenged player declined this game (a challenge, or a rematch offer), which is off:
-    a mail to its challenger, the game's creator, once (the outbox key: the game, the
-    challenger's seat, ply 0; a game is declined once)."""
-    seat = game.seats.filter(user_id=game.created_by_id).first() if game.created_by_id else None
-    if seat is None or seat.user_id is None:
-        return
-    user = outbox.people().filter(pk=seat.user_id).first()
+    a mail to each person seated in it, once (the outbox key: the game, the seat, ply 0; a game
+    is declined once): its challenger, the game's creator, and whoever had accepted (or had
+    joined a seat left open beside the kept ones), who waited for the start too. The seats
+    kept for those who had not answered have nobody in them, the decliner's included."""
+    seats = game.seats.filter(user__isnull=False).select_related(
+        "user__profile", "user__email_preferences"
+    )
     outbox.mails_queue(
-        outbox.mail_rows(game=game, people=[(seat, user)], kind=Kind.DECLINED, ply=0)
+        outbox.mail_rows(
+            game=game, people=[(seat, seat.user) for seat in seats], kind=Kind.DECLINED, ply=0
+        )
     )
 
 

@@ -281,6 +281,11 @@ def _context(row: Outbox, user: Any) -> dict[str, Any] | None:
         declined = next((s for s in seats if s.declined_at is not None), None)
         by = declined.reserved_for if declined is not None else None
         context["decliner"] = by.get_username() if by is not None else "A challenged player"
+        # The challenger's mail says "your challenge"; one to a player who had accepted (or
+        # joined) names whose it was, and what they had done.
+        context["yours"] = mine.user_id == game.created_by_id
+        context["challenger"] = game.created_by.get_username() if game.created_by else "Someone"
+        context["answered"] = "accepted" if mine.reserved_for_id == mine.user_id else "joined"
         context["rematch_of"] = game.rematch_of_id
         context["settings"] = wording.settings_words(game)
         context["called_off"] = wording.CALL_OFF_COSTS

@@ -11,8 +11,9 @@ CHALLENGE_DAYS expires.
 
 An open game that never started and is called off (withdrawn, declined, expired) ends as
 ABORTED with that reason and without "game over" mails (a decline mails the challenger, who
-waits for the answer); a running game that is aborted ends through
-`core.game_end` with no places. Neither changes anybody's results."""
+waits for the answer, and the players who had accepted, who wait for the start); a running
+game that is aborted ends through `core.game_end` with no places. Neither changes anybody's
+results."""
 
 from __future__ import annotations
 
@@ -106,8 +107,8 @@ def challenge_accept(*, game_id: int, user: User) -> Seat:
 
 
 def challenge_decline(*, game_id: int, user: User) -> Game:
-    """Decline a challenge (or a rematch offer): it is off for everyone, and the challenger is
-    told by mail."""
+    """Decline a challenge (or a rematch offer): it is off for everyone, and the challenger and
+    the players who had accepted (or joined) are told by mail."""
     with transaction.atomic():
         game = core.game_locked(game_id)
         kept = _declined_seat(game, user)
