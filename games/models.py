@@ -518,6 +518,7 @@ class Outbox(models.Model):
         CHAT = "chat", "chat messages"
         DROPPED = "dropped", "dropped from a game"
         DECLINED = "declined", "challenge declined"
+        WITHDRAWN = "withdrawn", "game withdrawn"
 
     class Status(models.TextChoices):
         PENDING = "pending", "pending"
@@ -597,8 +598,8 @@ class EmailPreferences(models.Model):
         default=True,
         db_default=True,
         help_text=(
-            "A mail when someone challenges me or offers a rematch, or declines a challenge I "
-            "made or accepted."
+            "A mail when someone challenges me or offers a rematch, and when a game I made, was "
+            "challenged to or joined is called off before it starts."
         ),
     )
     chat = models.BooleanField(

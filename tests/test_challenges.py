@@ -483,6 +483,146 @@ def test_withdraw_is_the_creators_and_only_before_the_start() -> None:
         challenges.game_withdraw(game_id=running.pk, user=alice)
 
 
+def test_a_withdrawn_challenge_mails_everyone_who_waited_on_it_once_but_not_its_creator(
+    django_capture_on_commit_callbacks, queued: Queued
+) -> None:
+    alice, bob, carol = make_player("alice"), make_player("bob"), make_player("carol")
+    dave = make_player("dave")
+    game = challenge(alice, "bob", "carol", seats=6, bots=("simple",))
+    challenges.challenge_accept(game_id=game.pk, user=bob)
+    core.game_join(game_id=game.pk, user=dave)
+    core.game_join(game_id=game.pk, user=guest_create())
+    queued.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        challenges.game_withdraw(game_id=game.pk, user=alice)
+    # Bob accepted, Carol had not answered, Dave joined an open seat; not Alice, who withdrew
+    # it, nor the guest, nor the bot.
+    rows = Outbox.objects.filter(game=game, kind="withdrawn").order_by("seat")
+    assert [(r.user_id, r.seat, r.ply) for r in rows] == [
+        (bob.pk, 1, 0),
+        (carol.pk, 2, 0),
+        (dave.pk, 3, 0),
+    ]
+    assert sorted(queued.mails) == sorted(r.pk for r in rows)
+    # Once each: a second withdrawal is refused, and telling the mail again makes no second row.
+    with pytest.raises(core.GameError, match="withdrawn by its creator"):
+        challenges.game_withdraw(game_id=game.pk, user=alice)
+    with transaction.atomic():
+        notices.game_withdrawn(game=Game.objects.get(pk=game.pk))
+    assert Outbox.objects.filter(game=game, kind="withdrawn").count() == 3
+    # Carol's challenge mail, not sent yet, is not wanted any more; the withdrawal's is.
+    challenge_mail = Outbox.objects.get(game=game, kind="challenge", user=carol)
+    assert outbox.outbox_send(outbox_id=challenge_mail.pk) == "skipped"
+    for row in rows:
+        assert outbox.outbox_send(outbox_id=row.pk) == "sent"
+        assert outbox.outbox_send(outbox_id=row.pk) is None
+    assert len(mail.outbox) == 3 and not sent_to(alice)
+    settings_said = "8×8 board, 3 days per move, not rated"  # a guest joined it
+    for player, answered in ((bob, "accepted"), (carol, "not answered yet"), (dave, "joined")):
+        (message,) = sent_to(player)
+        assert message.subject == f"alice withdrew the challenge: Corn maze #{game.pk}"
+        html = message.alternatives[0][0]
+        assert (
+            f"alice withdrew the challenge to a Corn maze that you had {answered}: "
+            f"#{game.pk} ({settings_said})."
+        ) in message.body
+        assert (
+            "<strong>alice</strong> withdrew the challenge to a <strong>Corn maze</strong> "
+            f"that you had {answered}: "
+        ) in html
+        for body in (message.body, html):
+            assert "The game is off for everyone: it will not start, and nobody has a result." in (
+                body
+            )
+            assert django_settings.SITE_URL + game.get_absolute_url() in body
+            assert django_settings.SITE_URL + reverse("lobby") in body
+        assert "mails about challenges and rematch offers" in message.body
+        assert "List-Unsubscribe" in message.extra_headers
+
+
+def test_a_withdrawn_open_game_mails_the_players_who_joined_it() -> None:
+    alice, bob = make_player("alice"), make_player("bob")
+    game = core.game_create(
+        kind="cornmaze",
+        creator=alice,
+        options={"size": 8},
+        clock_choice="P3D",
+        seats=[core.SeatPlan(), core.SeatPlan(), core.SeatPlan()],
+    )
+    core.game_join(game_id=game.pk, user=bob)
+    challenges.game_withdraw(game_id=game.pk, user=alice)
+    (row,) = Outbox.objects.filter(game=game, kind="withdrawn")
+    assert (row.user_id, row.seat) == (bob.pk, 1)
+    assert outbox.outbox_send(outbox_id=row.pk) == "sent"
+    (message,) = mail.outbox
+    assert message.subject == f"alice withdrew the game: Corn maze #{game.pk}"
+    assert (
+        f"alice withdrew the Corn maze that you had joined: #{game.pk} "
+        "(8×8 board, 3 days per move, rated)."
+    ) in message.body
+    assert "challenge" not in message.body.split("mazesite ·")[0]
+    # Nobody else waited on an open game its creator withdraws alone.
+    lonely = core.game_create(
+        kind="cornmaze",
+        creator=alice,
+        options={"size": 8},
+        clock_choice="P3D",
+        seats=[core.SeatPlan(), core.SeatPlan()],
+    )
+    challenges.game_withdraw(game_id=lonely.pk, user=alice)
+    assert not Outbox.objects.filter(game=lonely).exists()
+
+
+def test_a_withdrawn_rematch_offer_mails_the_players_it_waited_for() -> None:
+    ann, ben, cy = make_player("ann"), make_player("ben"), make_player("cy")
+    game = make_game(ann, ben, cy)
+    core.game_resign(game_id=game.pk, user=ben)
+    core.game_resign(game_id=game.pk, user=cy)
+    rematch = challenges.rematch_offer(game_id=game.pk, user=ann)
+    challenges.challenge_accept(game_id=rematch.pk, user=ben)
+    challenges.game_withdraw(game_id=rematch.pk, user=ann)
+    rows = Outbox.objects.filter(game=rematch, kind="withdrawn")
+    assert set(rows.values_list("user_id", flat=True)) == {ben.pk, cy.pk}
+    for row in rows:
+        assert outbox.outbox_send(outbox_id=row.pk) == "sent"
+    for player, answered in ((ben, "accepted"), (cy, "not answered yet")):
+        (message,) = sent_to(player)
+        assert message.subject == f"ann withdrew the rematch offer: Corn maze #{rematch.pk}"
+        assert (
+            f"ann withdrew the rematch offer that you had {answered}: Corn maze #{rematch.pk} "
+        ) in message.body
+        assert f"the same game as #{game.pk} with the seats turned" in message.body
+
+
+def test_the_withdrawal_mail_follows_the_challenge_setting_and_its_unsubscribe_link() -> None:
+    alice, bob, carol = make_player("alice"), make_player("bob"), make_player("carol")
+    make_player("dave")
+    unverified = make_player("erin", verified=False)
+    preferences.preferences_update(
+        user=bob, turn_mails="immediate", reminder=True, game_over=True, challenge=False
+    )
+    game = challenge(alice, "bob", "carol", "dave", "erin", seats=6)
+    challenges.challenge_accept(game_id=game.pk, user=bob)
+    challenges.challenge_accept(game_id=game.pk, user=unverified)
+    challenges.game_withdraw(game_id=game.pk, user=alice)
+    # Bob turned challenge mails off, Erin has no verified address: neither gets a row.
+    rows = Outbox.objects.filter(game=game, kind="withdrawn")
+    assert set(rows.values_list("user__username", flat=True)) == {"carol", "dave"}
+    # Carol turns them off before hers goes out: it is not sent.
+    preferences.preferences_update(
+        user=carol, turn_mails="immediate", reminder=True, game_over=True, challenge=False
+    )
+    assert outbox.outbox_send(outbox_id=rows.get(user=carol).pk) == "skipped"
+    assert not sent_to(carol)
+    # Dave's mail's unsubscribe link switches challenge mails off, and only them.
+    assert outbox.outbox_send(outbox_id=rows.get(user__username="dave").pk) == "sent"
+    (message,) = mail.outbox
+    unsubscribe = message.extra_headers["List-Unsubscribe"].strip("<>")
+    assert Client().post(unsubscribe.removeprefix(django_settings.SITE_URL)).status_code == 200
+    prefs = preferences.preferences_for(User.objects.get(username="dave"))
+    assert (prefs.challenge, prefs.turn_mails) == (False, "immediate")
+
+
 def test_a_challenge_expires_after_its_days() -> None:
     alice, bob = make_player("alice"), make_player("bob")
     with time_machine.travel(START, tick=False) as traveller:

@@ -184,6 +184,26 @@ def challenge_declined(*, game: Game) -> None:
     )
 
 
+def game_withdrawn(*, game: Game) -> None:
+    """Its creator withdrew this open game (a challenge, a rematch offer, or a game with open
+    seats): a mail to each other person who waited on it, once (the outbox key: the game, the
+    seat, ply 0; a game is withdrawn once). They are whoever had accepted or joined a seat, and
+    each challenged player who had not answered yet (their seat is kept for them with nobody in
+    it), whose challenge mail links to a game that will not start. Not the creator."""
+    seats = game.seats.select_related(
+        "user__profile",
+        "user__email_preferences",
+        "reserved_for__profile",
+        "reserved_for__email_preferences",
+    )
+    people = [
+        (seat, seat.user if seat.user is not None else seat.reserved_for)
+        for seat in seats
+        if seat.user_id is None or seat.user_id != game.created_by_id
+    ]
+    outbox.mails_queue(outbox.mail_rows(game=game, people=people, kind=Kind.WITHDRAWN, ply=0))
+
+
 # --- called by the chat (games/chat/service.py), inside its transaction -----------------------
 
 

@@ -277,20 +277,12 @@ def _context(row: Outbox, user: Any) -> dict[str, Any] | None:
         context["rematch"] = game.rematch_of_id is not None
         context["rematch_of"] = game.rematch_of_id
         context["clock"] = wording.clock_words(game.kind, game.clock_duration)
-    elif row.kind == Kind.DECLINED:
-        declined = next((s for s in seats if s.declined_at is not None), None)
-        by = declined.reserved_for if declined is not None else None
-        context["decliner"] = by.get_username() if by is not None else "A challenged player"
-        # The challenger's mail says "your challenge"; one to a player who had accepted (or
-        # joined) names whose it was, and what they had done.
-        context["yours"] = mine.user_id == game.created_by_id
-        context["challenger"] = game.created_by.get_username() if game.created_by else "Someone"
-        context["answered"] = "accepted" if mine.reserved_for_id == mine.user_id else "joined"
-        context["rematch_of"] = game.rematch_of_id
-        context["settings"] = wording.settings_words(game)
-        context["called_off"] = wording.CALL_OFF_COSTS
-        context["new_game_url"] = settings.SITE_URL + reverse("game_new", args=[game.kind])
-        context["lobby_url"] = settings.SITE_URL + reverse("lobby")
+    elif row.kind in {Kind.DECLINED, Kind.WITHDRAWN}:
+        context.update(_called_off(game, seats, mine))
+        if row.kind == Kind.DECLINED:
+            declined = next((s for s in seats if s.declined_at is not None), None)
+            by = declined.reserved_for if declined is not None else None
+            context["decliner"] = by.get_username() if by is not None else "A challenged player"
     elif row.kind == Kind.DROPPED:
         context["out_of_time"] = wording.out_of_time(game.kind, len(seats))
     elif row.kind in {Kind.YOUR_TURN, Kind.REMINDER}:
@@ -332,6 +324,29 @@ def _chat_context(row: Outbox, user: Any, context: dict[str, Any]) -> dict[str, 
         if game_id in games
     ]
     return context
+
+
+def _called_off(game: Game, seats: list[Seat], mine: Seat) -> dict[str, Any]:
+    """What a mail about an open game called off before it started says to one seat: the game,
+    whose it was, what this seat had done, and where to find another game."""
+    if mine.user_id is None:
+        answered = "not answered yet"  # a challenged player, whose seat is still kept
+    elif mine.reserved_for_id == mine.user_id:
+        answered = "accepted"
+    else:
+        answered = "joined"
+    return {
+        # The creator's mail says "your challenge"; another names whose it was.
+        "yours": mine.user_id is not None and mine.user_id == game.created_by_id,
+        "challenger": game.created_by.get_username() if game.created_by else "Someone",
+        "challenge": any(s.reserved_for_id is not None for s in seats),
+        "answered": answered,
+        "rematch_of": game.rematch_of_id,
+        "settings": wording.settings_words(game),
+        "called_off": wording.CALL_OFF_COSTS,
+        "new_game_url": settings.SITE_URL + reverse("game_new", args=[game.kind]),
+        "lobby_url": settings.SITE_URL + reverse("lobby"),
+    }
 
 
 def _result(game: Game, seats: list[Seat], mine: Seat) -> dict[str, Any]:

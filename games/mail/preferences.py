@@ -32,6 +32,7 @@ UNSUBSCRIBE_WHAT = {
     Kind.VACATION: "reminders before a deadline and automatic vacation notices",
     Kind.CHALLENGE: "mails about challenges and rematch offers",
     Kind.DECLINED: "mails about challenges and rematch offers",
+    Kind.WITHDRAWN: "mails about challenges and rematch offers",
     Kind.CHAT: "mails with chat messages",
     Kind.DROPPED: "“game over” mails, and mails that your clock put you out of a game",
 }
@@ -88,8 +89,10 @@ PREFERENCE: dict[str, tuple[str, object, object]] = {
     # Out of a game that goes on (a clock that ran out): the end of the game for this player.
     Kind.DROPPED: ("game_over", True, False),
     Kind.CHALLENGE: ("challenge", True, False),
-    # The answer to one's own challenge: the same preference as the challenge itself.
+    # A challenge or open game called off before it starts: the same preference as the
+    # challenge itself.
     Kind.DECLINED: ("challenge", True, False),
+    Kind.WITHDRAWN: ("challenge", True, False),
     Kind.CHAT: ("chat", True, False),
 }
 

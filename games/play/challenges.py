@@ -10,10 +10,11 @@ one place, the bots in theirs (a bot accepts at once). A challenge not accepted 
 CHALLENGE_DAYS expires.
 
 An open game that never started and is called off (withdrawn, declined, expired) ends as
-ABORTED with that reason and without "game over" mails (a decline mails the challenger, who
-waits for the answer, and the players who had accepted, who wait for the start); a running
-game that is aborted ends through `core.game_end` with no places. Neither changes anybody's
-results."""
+ABORTED with that reason and without "game over" mails. Instead the people who waited on it
+are told: a decline mails the challenger, who waits for the answer, and the players who had
+accepted (or joined), who wait for the start; a withdrawal mails everyone but its creator,
+the challenged players who had not answered yet too. A running game that is aborted ends
+through `core.game_end` with no places. Neither changes anybody's results."""
 
 from __future__ import annotations
 
@@ -130,13 +131,16 @@ def decline_refusal(*, game: Game, user: User) -> str | None:
 
 
 def game_withdraw(*, game_id: int, user: User) -> Game:
-    """The creator calls off a game that has not started: an open game or a challenge."""
+    """The creator calls off a game that has not started: an open game or a challenge. The
+    other people who waited on it are told by mail: whoever had accepted or joined, and the
+    challenged players who had not answered yet."""
     with transaction.atomic():
         game = core.game_locked(game_id)
         refusal = withdraw_refusal(game=game, user=user)
         if refusal is not None:
             raise GameError(refusal)
         _call_off(game, WITHDRAWN)
+        notices.game_withdrawn(game=game)
     return game
 
 
@@ -309,7 +313,8 @@ def _called_off_text(game: Game) -> str:
 
 
 def _call_off(game: Game, reason: str) -> None:
-    """End an open game that never started: no places, no mails. The caller holds the lock."""
+    """End an open game that never started: no places, no "game over" mails (the caller tells
+    those who waited on it). The caller holds the lock."""
     now = clock.now()
     game.status = Game.Status.ABORTED
     game.finished_at = now
