@@ -519,6 +519,7 @@ class Outbox(models.Model):
         DROPPED = "dropped", "dropped from a game"
         DECLINED = "declined", "challenge declined"
         WITHDRAWN = "withdrawn", "game withdrawn"
+        EXPIRED = "expired", "challenge expired"
 
     class Status(models.TextChoices):
         PENDING = "pending", "pending"

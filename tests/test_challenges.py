@@ -640,6 +640,125 @@ def test_a_challenge_expires_after_its_days() -> None:
             challenges.challenge_accept(game_id=game.pk, user=bob)
 
 
+def test_an_expired_challenge_mails_its_challenger_and_who_had_accepted_naming_who_did_not_answer(
+    django_capture_on_commit_callbacks, queued: Queued
+) -> None:
+    alice, bob, carol = make_player("alice"), make_player("bob"), make_player("carol")
+    dave, erin = make_player("dave"), make_player("erin")
+    with time_machine.travel(START, tick=False) as traveller:
+        game = challenge(alice, "bob", "carol", "dave", seats=6)
+        challenges.challenge_accept(game_id=game.pk, user=bob)
+        core.game_join(game_id=game.pk, user=erin)
+        core.game_join(game_id=game.pk, user=guest_create())
+        traveller.shift(timedelta(days=challenges.CHALLENGE_DAYS, seconds=1))
+        queued.clear()
+        with django_capture_on_commit_callbacks(execute=True):
+            assert sweeps.sweep().challenges == 1
+        # Alice, whose challenge it was, Bob, who accepted, and Erin, who joined; not Carol nor
+        # Dave, who never answered, nor the guest.
+        rows = Outbox.objects.filter(game=game, kind="expired").order_by("seat")
+        assert [(r.user_id, r.seat, r.ply) for r in rows] == [
+            (alice.pk, 0, 0),
+            (bob.pk, 1, 0),
+            (erin.pk, 4, 0),
+        ]
+        # Their tasks are queued on commit (beside the old challenge mails the sweep queues
+        # again, to be skipped: the challenge is not waiting for anyone any more).
+        assert {r.pk for r in rows} <= set(queued.mails)
+        # Once each: the sweep finds nothing more, and telling the mail again makes no row.
+        assert sweeps.sweep().challenges == 0
+        with transaction.atomic():
+            notices.challenge_expired(game=Game.objects.get(pk=game.pk))
+        assert Outbox.objects.filter(game=game, kind="expired").count() == 3
+        for row in rows:
+            assert outbox.outbox_send(outbox_id=row.pk) == "sent"
+            assert outbox.outbox_send(outbox_id=row.pk) is None
+    assert len(mail.outbox) == 3 and not sent_to(carol) and not sent_to(dave)
+    settings_said = "8×8 board, 3 days per move, not rated"  # a guest joined it
+    (to_alice,) = sent_to(alice)
+    assert to_alice.subject == f"Your challenge expired: Corn maze #{game.pk}"
+    assert (
+        f"Your challenge to a Corn maze expired: #{game.pk} ({settings_said}).\n"
+        "carol and dave did not answer in time: it waited 7 days."
+    ) in to_alice.body
+    assert (
+        "<strong>carol and dave</strong> did not answer in time: it waited 7 days."
+        in (to_alice.alternatives[0][0])
+    )
+    assert django_settings.SITE_URL + reverse("game_new", args=["cornmaze"]) in to_alice.body
+    for player, answered in ((bob, "accepted"), (erin, "joined")):
+        (message,) = sent_to(player)
+        assert message.subject == f"alice's challenge expired: Corn maze #{game.pk}"
+        assert (
+            f"alice's challenge to a Corn maze that you had {answered} expired: "
+            f"#{game.pk} ({settings_said}).\n"
+            "carol and dave did not answer in time: it waited 7 days."
+        ) in message.body
+    for message in mail.outbox:
+        html = message.alternatives[0][0]
+        for body in (message.body, html):
+            assert "The game is off for everyone: it will not start, and nobody has a result." in (
+                body
+            )
+            assert django_settings.SITE_URL + game.get_absolute_url() in body
+            assert django_settings.SITE_URL + reverse("lobby") in body
+        assert "mails about challenges and rematch offers" in message.body
+        assert "List-Unsubscribe" in message.extra_headers
+
+
+def test_an_expired_rematch_offer_mails_the_player_who_offered_it_and_who_accepted() -> None:
+    ann, ben, cy = make_player("ann"), make_player("ben"), make_player("cy")
+    with time_machine.travel(START, tick=False) as traveller:
+        game = make_game(ann, ben, cy)
+        core.game_resign(game_id=game.pk, user=ben)
+        core.game_resign(game_id=game.pk, user=cy)
+        rematch = challenges.rematch_offer(game_id=game.pk, user=ann)
+        challenges.challenge_accept(game_id=rematch.pk, user=ben)
+        traveller.shift(timedelta(days=challenges.CHALLENGE_DAYS, seconds=1))
+        assert sweeps.sweep().challenges == 1
+        rows = Outbox.objects.filter(game=rematch, kind="expired")
+        assert set(rows.values_list("user_id", flat=True)) == {ann.pk, ben.pk}
+        for row in rows:
+            assert outbox.outbox_send(outbox_id=row.pk) == "sent"
+    (to_ann,) = sent_to(ann)
+    assert to_ann.subject == f"Your rematch offer expired: Corn maze #{rematch.pk}"
+    assert f"Your rematch offer expired: Corn maze #{rematch.pk} (" in to_ann.body
+    (to_ben,) = sent_to(ben)
+    assert to_ben.subject == f"ann's rematch offer expired: Corn maze #{rematch.pk}"
+    assert f"ann's rematch offer that you had accepted expired: Corn maze #{rematch.pk} (" in (
+        to_ben.body
+    )
+    for message in (to_ann, to_ben):
+        assert f"the same game as #{game.pk} with the seats turned" in message.body
+        assert "cy did not answer in time: it waited 7 days." in message.body
+    assert not sent_to(cy)
+
+
+def test_the_expiry_mail_follows_the_challenge_setting_and_goes_to_no_bot() -> None:
+    alice, bob, carol = make_player("alice"), make_player("bob"), make_player("carol")
+    make_player("dave")
+    unverified = make_player("erin", verified=False)
+    preferences.preferences_update(
+        user=alice, turn_mails="immediate", reminder=True, game_over=True, challenge=False
+    )
+    with time_machine.travel(START, tick=False) as traveller:
+        game = challenge(alice, "bob", "carol", "erin", "dave", seats=6, bots=("simple",))
+        for player in (bob, carol, unverified):
+            challenges.challenge_accept(game_id=game.pk, user=player)
+        traveller.shift(timedelta(days=challenges.CHALLENGE_DAYS, seconds=1))
+        assert sweeps.sweep().challenges == 1
+    # Alice turned challenge mails off, Erin has no verified address, the bot has none at all.
+    rows = Outbox.objects.filter(game=game, kind="expired")
+    assert set(rows.values_list("user_id", flat=True)) == {bob.pk, carol.pk}
+    # Carol turns them off before hers goes out: it is not sent.
+    preferences.preferences_update(
+        user=carol, turn_mails="immediate", reminder=True, game_over=True, challenge=False
+    )
+    assert outbox.outbox_send(outbox_id=rows.get(user=carol).pk) == "skipped"
+    assert outbox.outbox_send(outbox_id=rows.get(user=bob).pk) == "sent"
+    assert [m.to for m in mail.outbox] == [["bob@example.com"]]
+
+
 # --- abort --------------------------------------------------------------------------------
 
 

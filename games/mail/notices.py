@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from datetime import datetime, timedelta
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from django.contrib.auth import get_user_model
@@ -174,14 +175,23 @@ def challenge_declined(*, game: Game) -> None:
     is declined once): its challenger, the game's creator, and whoever had accepted (or had
     joined a seat left open beside the kept ones), who waited for the start too. The seats
     kept for those who had not answered have nobody in them, the decliner's included."""
+    outbox.mails_queue(outbox.mail_rows(game=game, people=_seated(game), kind=Kind.DECLINED, ply=0))
+
+
+def challenge_expired(*, game: Game) -> None:
+    """This challenge (or rematch offer) waited its days without every answer, and is off: a
+    mail to each person seated in it, once (the outbox key: the game, the seat, ply 0; a game
+    expires once): its challenger, and whoever had accepted or joined. The challenged players
+    who never answered get none: their seats, kept for them, have nobody in them."""
+    outbox.mails_queue(outbox.mail_rows(game=game, people=_seated(game), kind=Kind.EXPIRED, ply=0))
+
+
+def _seated(game: Game) -> list[tuple[Seat, Any]]:
+    """Each seat with a person in it, and that person with their profile and preferences."""
     seats = game.seats.filter(user__isnull=False).select_related(
         "user__profile", "user__email_preferences"
     )
-    outbox.mails_queue(
-        outbox.mail_rows(
-            game=game, people=[(seat, seat.user) for seat in seats], kind=Kind.DECLINED, ply=0
-        )
-    )
+    return [(seat, seat.user) for seat in seats]
 
 
 def game_withdrawn(*, game: Game) -> None:

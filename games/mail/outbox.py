@@ -277,12 +277,22 @@ def _context(row: Outbox, user: Any) -> dict[str, Any] | None:
         context["rematch"] = game.rematch_of_id is not None
         context["rematch_of"] = game.rematch_of_id
         context["clock"] = wording.clock_words(game.kind, game.clock_duration)
-    elif row.kind in {Kind.DECLINED, Kind.WITHDRAWN}:
+    elif row.kind in {Kind.DECLINED, Kind.WITHDRAWN, Kind.EXPIRED}:
         context.update(_called_off(game, seats, mine))
         if row.kind == Kind.DECLINED:
             declined = next((s for s in seats if s.declined_at is not None), None)
             by = declined.reserved_for if declined is not None else None
             context["decliner"] = by.get_username() if by is not None else "A challenged player"
+        elif row.kind == Kind.EXPIRED:
+            context["silent"] = wording.listed(
+                [
+                    s.reserved_for.get_username()
+                    for s in seats
+                    if s.is_reserved and s.reserved_for is not None
+                ]
+            )
+            waited = (game.finished_at or clock.now()) - game.created_at
+            context["days"] = waited.days
     elif row.kind == Kind.DROPPED:
         context["out_of_time"] = wording.out_of_time(game.kind, len(seats))
     elif row.kind in {Kind.YOUR_TURN, Kind.REMINDER}:

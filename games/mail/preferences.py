@@ -33,6 +33,7 @@ UNSUBSCRIBE_WHAT = {
     Kind.CHALLENGE: "mails about challenges and rematch offers",
     Kind.DECLINED: "mails about challenges and rematch offers",
     Kind.WITHDRAWN: "mails about challenges and rematch offers",
+    Kind.EXPIRED: "mails about challenges and rematch offers",
     Kind.CHAT: "mails with chat messages",
     Kind.DROPPED: "“game over” mails, and mails that your clock put you out of a game",
 }
@@ -93,6 +94,7 @@ PREFERENCE: dict[str, tuple[str, object, object]] = {
     # challenge itself.
     Kind.DECLINED: ("challenge", True, False),
     Kind.WITHDRAWN: ("challenge", True, False),
+    Kind.EXPIRED: ("challenge", True, False),
     Kind.CHAT: ("chat", True, False),
 }
 

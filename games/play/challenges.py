@@ -13,8 +13,10 @@ An open game that never started and is called off (withdrawn, declined, expired)
 ABORTED with that reason and without "game over" mails. Instead the people who waited on it
 are told: a decline mails the challenger, who waits for the answer, and the players who had
 accepted (or joined), who wait for the start; a withdrawal mails everyone but its creator,
-the challenged players who had not answered yet too. A running game that is aborted ends
-through `core.game_end` with no places. Neither changes anybody's results."""
+the challenged players who had not answered yet too; an expired challenge mails its
+challenger and the players who had accepted (or joined), naming who did not answer, and not
+those who never answered. A running game that is aborted ends through `core.game_end` with no
+places. Neither changes anybody's results."""
 
 from __future__ import annotations
 
@@ -326,7 +328,9 @@ def _call_off(game: Game, reason: str) -> None:
 
 def challenges_expire() -> int:
     """Call off the challenges that waited CHALLENGE_DAYS without every answer (for the sweep):
-    each re-checked under its game's lock. Returns how many."""
+    each re-checked under its game's lock. Its challenger and the players who had accepted (or
+    joined) are told by mail; the challenged players who never answered are not. Returns how
+    many."""
     cutoff = clock.now() - timedelta(days=CHALLENGE_DAYS)
     ids = list(
         Game.objects.filter(
@@ -344,5 +348,6 @@ def challenges_expire() -> int:
             game = core.game_locked(game_id)
             if game.status == Game.Status.OPEN and challenge_expires(game):
                 _call_off(game, EXPIRED)
+                notices.challenge_expired(game=game)
                 done += 1
     return done

@@ -93,7 +93,11 @@ def departed(name: str, how: str) -> str:
 
 def departures_text(left: Sequence[tuple[str, str]]) -> str:
     """Who left and how, in order: "bob resigned and carol ran out of time"."""
-    parts = [departed(name, how) for name, how in left]
+    return listed([departed(name, how) for name, how in left])
+
+
+def listed(parts: Sequence[str]) -> str:
+    """Parts in a sentence: "bob", "bob and carol", "bob, carol and dave"."""
     return " and ".join([", ".join(parts[:-1]), parts[-1]] if len(parts) > 1 else parts)
 
 
