@@ -492,6 +492,9 @@ def test_a_withdrawn_challenge_mails_everyone_who_waited_on_it_once_but_not_its_
     challenges.challenge_accept(game_id=game.pk, user=bob)
     core.game_join(game_id=game.pk, user=dave)
     core.game_join(game_id=game.pk, user=guest_create())
+    # Carol has had her challenge's mail, and not answered it.
+    challenge_mail = Outbox.objects.get(game=game, kind="challenge", user=carol)
+    assert outbox.outbox_send(outbox_id=challenge_mail.pk) == "sent"
     queued.clear()
     with django_capture_on_commit_callbacks(execute=True):
         challenges.game_withdraw(game_id=game.pk, user=alice)
@@ -510,9 +513,7 @@ def test_a_withdrawn_challenge_mails_everyone_who_waited_on_it_once_but_not_its_
     with transaction.atomic():
         notices.game_withdrawn(game=Game.objects.get(pk=game.pk))
     assert Outbox.objects.filter(game=game, kind="withdrawn").count() == 3
-    # Carol's challenge mail, not sent yet, is not wanted any more; the withdrawal's is.
-    challenge_mail = Outbox.objects.get(game=game, kind="challenge", user=carol)
-    assert outbox.outbox_send(outbox_id=challenge_mail.pk) == "skipped"
+    mail.outbox.clear()
     for row in rows:
         assert outbox.outbox_send(outbox_id=row.pk) == "sent"
         assert outbox.outbox_send(outbox_id=row.pk) is None
@@ -538,6 +539,20 @@ def test_a_withdrawn_challenge_mails_everyone_who_waited_on_it_once_but_not_its_
             assert django_settings.SITE_URL + reverse("lobby") in body
         assert "mails about challenges and rematch offers" in message.body
         assert "List-Unsubscribe" in message.extra_headers
+
+
+def test_a_challenge_withdrawn_before_its_mail_went_out_mails_nobody_about_it() -> None:
+    alice, bob = make_player("alice"), make_player("bob")
+    game = challenge(alice, "bob")
+    challenges.game_withdraw(game_id=game.pk, user=alice)
+    # Neither the challenge, which is off, nor its withdrawal, which Bob never had to know of.
+    challenge_mail = Outbox.objects.get(game=game, kind="challenge", user=bob)
+    assert outbox.outbox_send(outbox_id=challenge_mail.pk) == "skipped"
+    withdrawn = Outbox.objects.get(game=game, kind="withdrawn", user=bob)
+    assert outbox.outbox_send(outbox_id=withdrawn.pk) == "skipped"
+    withdrawn.refresh_from_db()
+    assert withdrawn.note == "they never had the challenge's mail"
+    assert not sent_to(bob)
 
 
 def test_a_withdrawn_open_game_mails_the_players_who_joined_it() -> None:
@@ -573,6 +588,13 @@ def test_a_withdrawn_open_game_mails_the_players_who_joined_it() -> None:
     assert not Outbox.objects.filter(game=lonely).exists()
 
 
+def challenge_mails_send(game: Game) -> None:
+    """Send the game's challenge mails still waiting, as the worker would, and forget them."""
+    for row in Outbox.objects.filter(game=game, kind="challenge", status="pending"):
+        outbox.outbox_send(outbox_id=row.pk)
+    mail.outbox.clear()
+
+
 def test_a_withdrawn_rematch_offer_mails_the_players_it_waited_for() -> None:
     ann, ben, cy = make_player("ann"), make_player("ben"), make_player("cy")
     game = make_game(ann, ben, cy)
@@ -580,6 +602,7 @@ def test_a_withdrawn_rematch_offer_mails_the_players_it_waited_for() -> None:
     core.game_resign(game_id=game.pk, user=cy)
     rematch = challenges.rematch_offer(game_id=game.pk, user=ann)
     challenges.challenge_accept(game_id=rematch.pk, user=ben)
+    challenge_mails_send(rematch)
     challenges.game_withdraw(game_id=rematch.pk, user=ann)
     rows = Outbox.objects.filter(game=rematch, kind="withdrawn")
     assert set(rows.values_list("user_id", flat=True)) == {ben.pk, cy.pk}
@@ -604,6 +627,7 @@ def test_the_withdrawal_mail_follows_the_challenge_setting_and_its_unsubscribe_l
     game = challenge(alice, "bob", "carol", "dave", "erin", seats=6)
     challenges.challenge_accept(game_id=game.pk, user=bob)
     challenges.challenge_accept(game_id=game.pk, user=unverified)
+    challenge_mails_send(game)
     challenges.game_withdraw(game_id=game.pk, user=alice)
     # Bob turned challenge mails off, Erin has no verified address: neither gets a row.
     rows = Outbox.objects.filter(game=game, kind="withdrawn")
@@ -638,6 +662,21 @@ def test_a_challenge_expires_after_its_days() -> None:
         assert (game.status, game.result_reason) == (Game.Status.ABORTED, "expired")
         with pytest.raises(core.GameError, match="has expired"):
             challenges.challenge_accept(game_id=game.pk, user=bob)
+
+
+def test_a_challenge_everyone_answered_does_not_expire_while_it_waits_for_an_open_seat() -> None:
+    # What the sweep checks again under the game's lock: every challenged player may have
+    # accepted since it read its list. The game then waits on for its open seat.
+    alice, bob = make_player("alice"), make_player("bob")
+    with time_machine.travel(START, tick=False) as traveller:
+        game = challenge(alice, "bob", seats=3)
+        traveller.shift(timedelta(days=challenges.CHALLENGE_DAYS, seconds=1))
+        assert challenges.challenge_expires(game)
+        Seat.objects.filter(game=game, reserved_for=bob).update(user=bob)
+        assert not challenges.challenge_expires(game)
+        assert sweeps.sweep().challenges == 0
+        game.refresh_from_db()
+        assert game.status == Game.Status.OPEN
 
 
 def test_an_expired_challenge_mails_its_challenger_and_who_had_accepted_naming_who_did_not_answer(

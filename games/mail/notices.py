@@ -199,7 +199,8 @@ def game_withdrawn(*, game: Game) -> None:
     seats): a mail to each other person who waited on it, once (the outbox key: the game, the
     seat, ply 0; a game is withdrawn once). They are whoever had accepted or joined a seat, and
     each challenged player who had not answered yet (their seat is kept for them with nobody in
-    it), whose challenge mail links to a game that will not start. Not the creator."""
+    it), whose challenge mail links to a game that will not start (`outbox` sends theirs only
+    if that mail went out). Not the creator."""
     seats = game.seats.select_related(
         "user__profile",
         "user__email_preferences",

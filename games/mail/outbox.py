@@ -186,6 +186,21 @@ def _not_wanted(row: Outbox, user: Any) -> str:
         )
         if not kept.exists():
             return "the challenge is not waiting for them any more"
+    if row.kind == Kind.WITHDRAWN:
+        # A challenged player who had not answered hears of the withdrawal only if they heard
+        # of the challenge: one withdrawn before its mail went out was never theirs to know.
+        unanswered = Seat.objects.filter(
+            game_id=row.game_id or 0, index=row.seat or 0, user__isnull=True
+        ).exists()
+        told = Outbox.objects.filter(
+            kind=Kind.CHALLENGE,
+            game_id=row.game_id or 0,
+            seat=row.seat or 0,
+            user_id=user.pk,
+            status=Outbox.Status.SENT,
+        ).exists()
+        if unanswered and not told:
+            return "they never had the challenge's mail"
     return ""
 
 

@@ -49,8 +49,12 @@ MAX_CHALLENGED = 5  # a Corn maze has six seats at most
 
 
 def challenge_expires(game: Game) -> bool:
-    """Whether this open game has seats kept for players who have not accepted in time."""
-    return game.created_at + timedelta(days=CHALLENGE_DAYS) <= clock.now()
+    """Whether this open game has seats kept for players who have not accepted in time. One
+    whose challenged players have all accepted waits on for its open seats, if any."""
+    return (
+        game.created_at + timedelta(days=CHALLENGE_DAYS) <= clock.now()
+        and game.seats.filter(reserved_for__isnull=False, user__isnull=True).exists()
+    )
 
 
 def challenged_players(*, names: Sequence[str], creator: User) -> list[User]:
