@@ -136,6 +136,25 @@ def test_set_up_by_clicks_random_and_clear_in_the_session(game):
     assert not Move.objects.exists()
 
 
+def test_taps_kept_by_the_page_toggle_together_and_a_bad_cell_changes_nothing(game):
+    """The page sends the taps made while one was on its way in one post (static/js/site.js):
+    each toggles, in order; a cell that is none of the warehouse's is refused, and the draft
+    stays as it was."""
+    alice = client_for(game.seats.get(index=0).user)
+    url = reverse("game_draft", args=[game.pk])
+    one_crate = "." * 10 + "X" + "." * 89  # B1
+    response = alice.post(url, {"warehouse": one_crate, "toggle": ["B2", "C1", "B2", "C2"]}, **HTMX)
+    body = response.content.decode()
+    assert response.status_code == 200 and "3 of 20 crates" in body
+    held = re.search(r'name="warehouse" value="([.X]{100})"', body).group(1)
+    assert held[10:30] == "X.........XX........"
+    refused = alice.post(url, {"warehouse": held, "toggle": ["D4", "K1"]}, **HTMX)
+    assert refused.status_code == 409
+    assert "K1 is not a cell of the warehouse." in refused.content.decode()
+    page = alice.get(f"/games/{game.pk}/").content.decode()
+    assert "3 of 20 crates" in page and f'name="warehouse" value="{held}"' in page
+
+
 def test_both_set_ups_count_whichever_page_was_loaded_first(game):
     """Set-up is at once: bob loaded his page before alice sent her warehouse; his still counts,
     and sent again it is refused and changes nothing."""

@@ -583,8 +583,9 @@ class UI(GameUI):
                 draft["warehouse"] = list(EMPTY_WAREHOUSE)
             else:
                 warehouse = read_warehouse(data.get("warehouse") or "".join(EMPTY_WAREHOUSE))
-                cell = data.get("toggle", "")
-                if cell:
+                # Several cells when the page kept the taps made while one was on its way
+                # (static/js/site.js): each toggles, in order.
+                for cell in data.getlist("toggle"):
                     try:
                         r, c = rules.parse_cell(cell)
                     except ValueError:

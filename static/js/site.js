@@ -436,6 +436,59 @@ document.documentElement.classList.add("js"); // what only a page without JavaSc
   document.addEventListener("htmx:afterSettle", rove);
 })();
 
+// The warehouse editor's taps wait in line. A tap posts the form's warehouse with its cell, and
+// the answer draws the whole game again: a tap sent while another was on its way started from
+// the same old warehouse, and the later answer dropped the earlier tap. So a tap made while one
+// is on its way is shown at once and kept, and once that answer is drawn the kept taps go
+// together in one post: the new form's warehouse and each kept cell as a `toggle`, in order.
+(function () {
+  var TOGGLE = "table.warehouse.editor button[name=toggle]";
+  var sending = null;  // the tap's request on its way
+  var kept = [];
+  function shown(value) {
+    var button = document.getElementById("toggle-" + value);
+    if (!button) return;
+    var crate = button.getAttribute("aria-pressed") !== "true";
+    button.closest("td").classList.toggle("crate", crate);
+    button.setAttribute("aria-pressed", crate ? "true" : "false");
+  }
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest && event.target.closest(TOGGLE);
+    if (!button || !sending) return;
+    event.preventDefault();
+    event.stopPropagation();
+    kept.push(button.value);
+    shown(button.value);
+  }, true);
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    var elt = event.detail.elt;
+    if (elt && elt.matches && elt.matches(TOGGLE)) sending = event.detail.xhr;
+  });
+  // Heard once a request is over, whether its answer was drawn or refused (htmx tells the
+  // nearest element still in the page when the answer took the button away). The new buttons
+  // are made htmx's at once, not when the answer settles: a tap on one before that would post
+  // the whole page.
+  document.addEventListener("htmx:afterRequest", function (event) {
+    if (!sending || event.detail.xhr !== sending) return;
+    sending = null;
+    var game = document.getElementById("game");
+    if (game && window.htmx) window.htmx.process(game);
+    var cells = kept;
+    kept = [];
+    var last = cells.length && document.getElementById("toggle-" + cells[cells.length - 1]);
+    if (!last) return;  // no tap kept, or no editor any more (the set-up is done)
+    cells.slice(0, -1).forEach(function (value) {
+      var input = document.createElement("input");
+      input.type = "hidden";
+      input.name = "toggle";
+      input.value = value;
+      last.form.appendChild(input);
+    });
+    cells.forEach(shown);
+    last.click();
+  });
+})();
+
 // A keyboard user whose button went with the swap (a move played, a warehouse set up: the form
 // is gone until the next turn) goes on from the game's status line, not from the page's top.
 // Only for that request's own swap, and not for a mouse or a thumb (whose focus is not shown),

@@ -147,3 +147,55 @@ def test_run_the_program_while_a_preview_is_on_its_way_sends_the_move_once(
         assert game.ply == 3  # the two set-ups and the one program
     finally:
         context.close()
+
+
+def test_crates_tapped_while_one_is_on_its_way_are_all_placed(
+    browser, live_server, transactional_db
+) -> None:
+    """Taps on the warehouse made while the answer to an earlier one is on its way all count.
+    Each tap used to post the warehouse as the page had it, and the last answer drawn won: of
+    ten quick taps, some crates were lost."""
+    from tests.browser.tour import client_for, signed_in
+    from tests.worker_fixtures import make_player
+
+    alice, bob = make_player(), make_player()
+    game = robot_game(alice, bob)
+    context = signed_in(browser, live_server.url, client_for(alice))
+    try:
+        page = context.new_page()
+        page.add_init_script(TRACK_REQUESTS)
+        page.goto(f"/games/{game.pk}/")
+        page.locator("#move-form.warehouse-editor").wait_for()
+        held: list[Route] = []
+        page.route(f"**/games/{game.pk}/draft", lambda route: held.append(route))
+        cell = page.locator
+        page.evaluate(
+            "() => { window.__sent = 0;"
+            " document.addEventListener('htmx:beforeRequest', () => { window.__sent += 1; }); }"
+        )
+        cell("#toggle-B1").click()
+        page.wait_for_function("() => window.__inflight === 1")  # held on its way
+        # Four more taps while it is on its way, one of them twice (placed, then lifted): each
+        # shows at once.
+        for name in ("B2", "B3", "C1", "B3", "C2"):
+            cell(f"#toggle-{name}").click()
+        expect(cell("#toggle-C2")).to_have_attribute("aria-pressed", "true")
+        expect(cell("#toggle-B3")).to_have_attribute("aria-pressed", "false")
+        page.unroute(f"**/games/{game.pk}/draft")
+        for route in held:
+            with contextlib.suppress(Error):  # unroute may have let it go already
+                route.continue_()
+        page.wait_for_function("() => window.__inflight === 0")
+        expect(page.locator("#crate-count")).to_have_text("4 of 20 crates")
+        placed = page.eval_on_selector_all(
+            "#move-form button[name=toggle][aria-pressed=true]", "bs => bs.map(b => b.value)"
+        )
+        assert sorted(placed) == ["B1", "B2", "C1", "C2"], placed
+        # The form's warehouse, rows A to J of ten cells each: the same four crates.
+        warehouse = page.locator("#move-form input[name=warehouse]").input_value()
+        assert warehouse[10:20] == "XX........" and warehouse[20:30] == "XX........", warehouse
+        assert warehouse.count("X") == 4, warehouse
+        # Two requests in all: the first tap, then the five kept ones together.
+        assert page.evaluate("() => window.__sent") == 2
+    finally:
+        context.close()
