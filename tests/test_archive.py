@@ -187,8 +187,10 @@ def test_finished_and_aborted_games_newest_first_and_nothing_running(client, mak
 @pytest.mark.parametrize(
     ("reason", "words"),
     [
-        ("exit", "reached the right edge"),  # a Corn maze's; a Maze Race's is its exit
-        ("damage", "robot broke down"),
+        # A Corn maze's; a Maze Race's is its exit. Said after anyone's place too ("you came
+        # 3rd · ..."), so never as if it were their own doing.
+        ("exit", ">the winner reached the right edge<"),
+        ("damage", ">a robot broke down<"),
         ("timeout", "out of time"),
         ("resign", "resignation"),
     ],

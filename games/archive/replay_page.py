@@ -85,9 +85,12 @@ def replay_context(game: Game, ply_text: str | None, view_key: str | None) -> di
             game.result_reason, live_race=game.clock == Clock.LIVE, ply=game.ply
         )
     else:
-        result = f"{wording.ending(game.result_reason, kind=game.kind)}."
+        how = wording.ending(game.result_reason, kind=game.kind)
         if game.status == Game.Status.FINISHED and winners:
-            result = f"{' and '.join(winners)} {'win' if len(winners) > 1 else 'wins'}: {result}"
+            if game.result_reason == "exit":  # the winners named: what they did
+                how = wording.reached(game.kind)
+            how = f"{' and '.join(winners)} {'win' if len(winners) > 1 else 'wins'}: {how}"
+        result = f"{how}."
     return {
         "game": game,
         "title": engine.TITLE,

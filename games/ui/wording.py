@@ -1,6 +1,6 @@
 """Every sentence that more than one place says: the game pages, the archive, the replays, the
-mails and the feeds take their words from here, so that they agree ("reached the exit"
-everywhere). Pure words: this module imports the engines (to know a race, whose seats step on
+mails and the feeds take their words from here, so that they agree ("the winner reached the
+exit" everywhere). Pure words: this module imports the engines (to know a race, whose seats step on
 their own, from a game by turns) and nothing else of the site."""
 
 from __future__ import annotations
@@ -23,7 +23,9 @@ def steps_apart(kind: str) -> bool:
 # From Game.result_reason, as the archive, the replay and the feeds say it. Engines may add
 # reasons; an unknown one is shown as it is.
 ENDINGS = {
-    "damage": "robot broke down",
+    # Said after a player's place too ("you came 3rd · a robot broke down"): never as if it
+    # were that player's own doing.
+    "damage": "a robot broke down",
     "timeout": "out of time",
     "resign": "resignation",
     "deadline": "race time ran out",
@@ -45,7 +47,7 @@ def ending(reason: str, *, ply: int = 0, kind: str = "") -> str:
     if reason == "aborted" and ply:
         return SET_UP_UNFINISHED_ENDING
     if reason == "exit":
-        return reached(kind)
+        return winner_out(kind)
     return ENDINGS.get(reason, reason.replace("_", " ") or "unknown")
 
 
@@ -102,7 +104,8 @@ def listed(parts: Sequence[str]) -> str:
 
 
 def winner_out(kind: str) -> str:
-    """A "game over" mail's how, after who won, when the winner got there."""
+    """How a game ended when its winner got there: a "game over" mail's how, after who won, and
+    the archive's."""
     return f"the winner {reached(kind)}"
 
 
