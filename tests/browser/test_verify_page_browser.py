@@ -22,6 +22,10 @@ def test_a_downloaded_record_is_checked_as_a_file_and_as_text(new_page, make_cor
 
     page.locator("#check-a-record").click()
     page.wait_for_url("**/records/verify/")
+    # The file's label is one line, its code included (each of its parts was a line of its own).
+    label = page.locator("label", has=page.locator("#record-file"))
+    top, code = label.bounding_box(), label.locator("code").bounding_box()
+    assert top is not None and code is not None and code["y"] - top["y"] < 8, (top, code)
     page.locator("#record-file").set_input_files(path)
     page.get_by_role("button", name="Check the record").click()
     verdict = page.locator("#verify .verified")
