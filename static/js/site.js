@@ -436,15 +436,17 @@ document.documentElement.classList.add("js"); // what only a page without JavaSc
   document.addEventListener("htmx:afterSettle", rove);
 })();
 
-// The warehouse editor's taps wait in line. A tap posts the form's warehouse with its cell, and
-// the answer draws the whole game again: a tap sent while another was on its way started from
-// the same old warehouse, and the later answer dropped the earlier tap. So a tap made while one
-// is on its way is shown at once and kept, and once that answer is drawn the kept taps go
-// together in one post: the new form's warehouse and each kept cell as a `toggle`, in order.
+// The warehouse editor's buttons wait in line. A tap posts the form's warehouse with its cell,
+// and the answer draws the whole game again: a tap sent while another was on its way started
+// from the same old warehouse, and the later answer dropped the earlier tap (and a warehouse set
+// up, drawn or cleared meanwhile went from the old one too). So a button pressed while one is on
+// its way is kept, a tap shown at once, and once that answer is drawn the line goes on: the taps
+// kept together in one post (the new form's warehouse and each cell as a `toggle`, in order),
+// or the next button.
 (function () {
-  var TOGGLE = "table.warehouse.editor button[name=toggle]";
-  var sending = null;  // the tap's request on its way
-  var kept = [];
+  var EDITOR = "table.warehouse.editor button[name=toggle], .warehouse-editor .actions button";
+  var sending = null;  // the editor's request on its way
+  var line = [];  // the ids of the buttons pressed meanwhile, in order
   function shown(value) {
     var button = document.getElementById("toggle-" + value);
     if (!button) return;
@@ -453,16 +455,16 @@ document.documentElement.classList.add("js"); // what only a page without JavaSc
     button.setAttribute("aria-pressed", crate ? "true" : "false");
   }
   document.addEventListener("click", function (event) {
-    var button = event.target.closest && event.target.closest(TOGGLE);
+    var button = event.target.closest && event.target.closest(EDITOR);
     if (!button || !sending) return;
     event.preventDefault();
     event.stopPropagation();
-    kept.push(button.value);
-    shown(button.value);
+    line.push(button.id);
+    if (button.name === "toggle") shown(button.value);
   }, true);
   document.addEventListener("htmx:beforeRequest", function (event) {
     var elt = event.detail.elt;
-    if (elt && elt.matches && elt.matches(TOGGLE)) sending = event.detail.xhr;
+    if (elt && elt.matches && elt.matches(EDITOR)) sending = event.detail.xhr;
   });
   // Heard once a request is over, whether its answer was drawn or refused (htmx tells the
   // nearest element still in the page when the answer took the button away). The new buttons
@@ -473,10 +475,20 @@ document.documentElement.classList.add("js"); // what only a page without JavaSc
     sending = null;
     var game = document.getElementById("game");
     if (game && window.htmx) window.htmx.process(game);
-    var cells = kept;
-    kept = [];
-    var last = cells.length && document.getElementById("toggle-" + cells[cells.length - 1]);
-    if (!last) return;  // no tap kept, or no editor any more (the set-up is done)
+    var next = line.length && document.getElementById(line[0]);
+    if (!next) {  // nothing kept, or no editor any more (the set-up is done)
+      line = [];
+      return;
+    }
+    if (next.name !== "toggle") {
+      line.shift();
+      next.click();  // a disabled button (an illegal warehouse's Set up) does nothing
+      return;
+    }
+    var taps = 0;
+    while (taps < line.length && line[taps].indexOf("toggle-") === 0) taps += 1;
+    var cells = line.splice(0, taps).map(function (id) { return id.slice("toggle-".length); });
+    var last = document.getElementById("toggle-" + cells[cells.length - 1]);
     cells.slice(0, -1).forEach(function (value) {
       var input = document.createElement("input");
       input.type = "hidden";

@@ -152,9 +152,10 @@ def test_run_the_program_while_a_preview_is_on_its_way_sends_the_move_once(
 def test_crates_tapped_while_one_is_on_its_way_are_all_placed(
     browser, live_server, transactional_db
 ) -> None:
-    """Taps on the warehouse made while the answer to an earlier one is on its way all count.
-    Each tap used to post the warehouse as the page had it, and the last answer drawn won: of
-    ten quick taps, some crates were lost."""
+    """Taps on the warehouse made while the answer to an earlier one is on its way all count,
+    and a random warehouse asked for meanwhile is drawn after them. Each tap used to post the
+    warehouse as the page had it, and the last answer drawn won: of ten quick taps, some crates
+    were lost."""
     from tests.browser.tour import client_for, signed_in
     from tests.worker_fixtures import make_player
 
@@ -197,5 +198,19 @@ def test_crates_tapped_while_one_is_on_its_way_are_all_placed(
         assert warehouse.count("X") == 4, warehouse
         # Two requests in all: the first tap, then the five kept ones together.
         assert page.evaluate("() => window.__sent") == 2
+
+        # A random warehouse drawn while a tap is on its way is drawn after that tap's answer:
+        # the answers come back in the order they were asked for, whatever the network does.
+        page.route(f"**/games/{game.pk}/draft", lambda route: held.append(route))
+        held.clear()
+        cell("#toggle-D1").click()
+        page.wait_for_function("() => window.__inflight === 1")
+        page.locator("#random-warehouse").click()
+        page.unroute(f"**/games/{game.pk}/draft")
+        for route in reversed(held):
+            with contextlib.suppress(Error):
+                route.continue_()
+        page.wait_for_function("() => window.__inflight === 0 && window.__sent === 4")
+        expect(page.locator("#crate-count")).to_have_text("20 of 20 crates")
     finally:
         context.close()
