@@ -133,6 +133,10 @@ class GameUI:
     slug: str
     create_form: type[CreateForm]
     board_template: str  # draws context["board"]
+    # What stands under the board on a wide screen but comes after the move form in the page (a
+    # race's strip of runners): a phone shows it there, under the move form, and the Tab key
+    # and a screen reader take it in that order on any screen.
+    board_foot_template: str = ""
     move_template: str  # the move form, shown to a seat that may act
     # The move form's field that carries the move number (play.core.move_number).
     move_number_field: str = "ply"

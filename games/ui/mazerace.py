@@ -32,6 +32,9 @@ RACES = [
     (Clock.DAYS_30, "slow race: 30 days to get out"),
 ]
 ARROWS = {"N": "↑", "E": "→", "S": "↓", "W": "←"}
+# The steering pad's buttons in the order they are seen (its top row, its middle row from the
+# left, its bottom row), which is the order the Tab key and a screen reader take them in.
+PAD = "NWES"
 # Each runner's path is drawn a little off the middle of the cells so that paths that share a
 # corridor stay apart on the results page.
 PATH_OFFSETS = [(-4, -4), (4, 4), (4, -4), (-4, 4)]
@@ -136,6 +139,7 @@ class UI(GameUI):
     slug = rules.SLUG
     create_form: type[CreateForm] = MazeraceCreateForm
     board_template = "games/boards/mazerace.html"
+    board_foot_template = "games/boards/mazerace_foot.html"
     move_template = "games/forms/mazerace_move.html"
     hide_log = True  # a race is hundreds of steps; the record has them
     move_number_field = "step"  # the runner's own count of steps (engine.move_number)
@@ -263,7 +267,7 @@ class UI(GameUI):
                     "word": rules.WORDS[d],
                     "open": d in open_ways,
                 }
-                for d in mazegen.DIRECTIONS
+                for d in PAD
             ],
             "hint": hint,
         }

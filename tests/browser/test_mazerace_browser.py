@@ -463,6 +463,67 @@ def test_on_a_desktop_the_hint_is_beside_the_pad_and_a_reload_mid_race_shows_the
     expect(page.locator(".resign button")).to_be_focused()
 
 
+SMALL_PHONE = {"width": 375, "height": 667}
+DESKTOP = {"width": 1280, "height": 900}
+
+# The element that has the focus: its name, whether it is in the game's part of the page, and
+# where it is seen from the page's top (a steering button or the Hint: their row's top, as the
+# pad and the Hint beside it are one row).
+FOCUSED = """() => {
+    const el = document.activeElement;
+    const row = el.closest(".steer-row");
+    return {
+        name: el.id || el.getAttribute("aria-label") || el.textContent.trim().slice(0, 40),
+        game: !!el.closest("#game"),
+        strip: !!el.closest("#strip"),
+        top: (row || el).getBoundingClientRect().top + window.scrollY,
+    };
+}"""
+
+PAD_BOXES = """buttons => buttons.map(b => {
+    const box = b.getBoundingClientRect();
+    return [b.value, Math.round(box.top), Math.round(box.left)];
+})"""
+
+
+@pytest.mark.parametrize("viewport", [SMALL_PHONE, DESKTOP], ids=["phone", "desktop"])
+def test_the_tab_key_goes_through_a_race_page_in_the_order_it_is_seen(
+    new_page, live_server, queued: Queued, viewport: dict[str, int]
+) -> None:
+    """On a phone the strip of runners stands under the pad, but it came before it in the
+    page (CSS order), so the Tab key went from the runners' names above the maze down to the
+    strip's, then back up to the pad (on a desktop too, from the strip under the maze up to
+    the pad beside it); and the pad's buttons came north, east, south, west, not in the order
+    they are seen. Now the Tab key goes from the top of the page down through the game, never
+    back up: the steering buttons row by row, the Hint beside them, then what is under them.
+    No element has a tabindex above 0."""
+    _, page = race_against_a_bot(new_page, live_server, viewport)
+    positive = "[...document.querySelectorAll('[tabindex]')].filter(e => e.tabIndex > 0).length"
+    assert page.evaluate(positive) == 0
+    pad = page.locator("#steer .pad button").evaluate_all(PAD_BOXES)
+    assert [b[0] for b in pad] == [b[0] for b in sorted(pad, key=lambda b: (b[1], b[2]))], pad
+
+    page.locator(".skip-link").focus()
+    stops: list[dict] = []
+    for _ in range(60):
+        page.keyboard.press("Tab")
+        stop = page.evaluate(FOCUSED)
+        if stops and not stop["game"]:
+            break
+        if stop["game"]:
+            stops.append(stop)
+    names = [s["name"] for s in stops]
+    enabled = page.locator("#steer .pad button:enabled").evaluate_all("bs => bs.map(b => b.id)")
+    assert enabled and [n for n in names if n.startswith("step-")] == enabled, names
+    assert names.index("hint") == names.index(enabled[-1]) + 1, names
+    strip = [i for i, s in enumerate(stops) if s["strip"]]
+    assert strip and min(strip) > names.index("hint"), names
+    tops = [round(s["top"]) for s in stops]
+    assert all(b >= a - 4 for a, b in zip(tops, tops[1:], strict=False)), list(
+        zip(names, tops, strict=True)
+    )
+
+
 def corridor_race_paused(new_page, live_server) -> tuple[Game, Page]:
     """A live race in the corridor maze, started, on a phone whose page's time then stands
     still: its timers run only when the test says. The page notes each step it sends, in
