@@ -277,8 +277,7 @@ document.documentElement.classList.add("js"); // what only a page without JavaSc
   // down, or by a poll while this runner waits for the others; or the page is loaded, or
   // reloaded, while it runs) its maze and the steering pad beside or under it (with the Hint)
   // are brought into view if they are not: on a phone they do not fit on one screen with the
-  // page's head, and less so with an Abort button or a deadline above them. The maze alone if
-  // both do not fit.
+  // page's head. The maze alone if both do not fit.
   var phase;  // undefined until the page is loaded
   function started() {
     var board = document.getElementById("board");
@@ -288,7 +287,7 @@ document.documentElement.classList.add("js"); // what only a page without JavaSc
     var form = steer();
     var racing = (phase === "countdown" || phase === "running") && !!maze && !!form;
     // A reload would put the page back where it was, over this scroll, and the page above the
-    // maze is not what it was (an Abort button gone, a deadline come): not while racing.
+    // maze may not be what it was (a deadline come): not while racing.
     if (board && "scrollRestoration" in history) history.scrollRestoration = racing ? "manual" : "auto";
     if (!racing || (was !== undefined && was !== "ready")) return;
     var high = window.innerHeight;

@@ -466,6 +466,43 @@ def test_on_a_desktop_the_hint_is_beside_the_pad_and_a_reload_mid_race_shows_the
 SMALL_PHONE = {"width": 375, "height": 667}
 DESKTOP = {"width": 1280, "height": 900}
 
+
+def maze_top(page: Page) -> float:
+    box = page.locator("#maze-board svg").bounding_box()
+    assert box is not None
+    return box["y"]
+
+
+@pytest.mark.parametrize(
+    ("viewport", "shown_by"),
+    [(SMALL_PHONE, "the start"), (SMALL_PHONE, "a reload"), (DESKTOP, "the start")],
+    ids=["phone-start", "phone-reload", "desktop-start"],
+)
+def test_the_maze_stays_where_it_is_when_the_abort_button_goes(
+    new_page, live_server, queued: Queued, viewport: dict[str, int], shown_by: str
+) -> None:
+    """The Abort button (until somebody's first step) stood above the maze: the first step
+    took it away, and the maze the runner was steering in jumped up, 87 px on a phone (38 px
+    on a desktop). It stands with Resign now, under the pad, and the maze stays put."""
+    game, page = race_against_a_bot(new_page, live_server, viewport)
+    if shown_by == "a reload":
+        reloaded_scrolled_down(page)
+    expect(page.locator("#abort")).to_have_count(1)
+    for part in ("#maze-board svg", "#steer .pad"):
+        expect(page.locator(part)).to_be_in_viewport(ratio=1)
+    before = maze_top(page)
+    SHOTS.mkdir(exist_ok=True)
+    name = f"mazerace-abort-{viewport['width']}x{viewport['height']}-{shown_by.split()[-1]}"
+    page.screenshot(path=SHOTS / f"{name}.png")
+
+    page.keyboard.press(KEYS[site.an_open_way(game, 0)])
+    wait_until(lambda: runner(game, 0)["steps"] == 1, timeout=10, what="the key's step")
+    settled(page, game)
+    expect(page.locator("#abort")).to_have_count(0)
+    page.screenshot(path=SHOTS / f"{name}-stepped.png")
+    assert maze_top(page) == before
+
+
 # The element that has the focus: its name, whether it is in the game's part of the page, and
 # where it is seen from the page's top (a steering button or the Hint: their row's top, as the
 # pad and the Hint beside it are one row).
