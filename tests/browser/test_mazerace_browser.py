@@ -467,8 +467,8 @@ SMALL_PHONE = {"width": 375, "height": 667}
 DESKTOP = {"width": 1280, "height": 900}
 
 
-def maze_top(page: Page) -> float:
-    box = page.locator("#maze-board svg").bounding_box()
+def top(page: Page, selector: str) -> float:
+    box = page.locator(selector).bounding_box()
     assert box is not None
     return box["y"]
 
@@ -478,19 +478,21 @@ def maze_top(page: Page) -> float:
     [(SMALL_PHONE, "the start"), (SMALL_PHONE, "a reload"), (DESKTOP, "the start")],
     ids=["phone-start", "phone-reload", "desktop-start"],
 )
-def test_the_maze_stays_where_it_is_when_the_abort_button_goes(
+def test_the_maze_and_the_pad_stay_where_they_are_at_the_first_step(
     new_page, live_server, queued: Queued, viewport: dict[str, int], shown_by: str
 ) -> None:
     """The Abort button (until somebody's first step) stood above the maze: the first step
     took it away, and the maze the runner was steering in jumped up, 87 px on a phone (38 px
-    on a desktop). It stands with Resign now, under the pad, and the maze stays put."""
+    on a desktop). It stands with Resign now, under the pad, and the maze stays put. On a
+    phone the sentence under the maze then grew from one line ("a1: Start.") to two, and the
+    pad under it went 21 px down, its bottom row under the screen: it keeps its place too."""
     game, page = race_against_a_bot(new_page, live_server, viewport)
     if shown_by == "a reload":
         reloaded_scrolled_down(page)
     expect(page.locator("#abort")).to_have_count(1)
     for part in ("#maze-board svg", "#steer .pad"):
         expect(page.locator(part)).to_be_in_viewport(ratio=1)
-    before = maze_top(page)
+    maze, pad = top(page, "#maze-board svg"), top(page, "#steer .pad")
     SHOTS.mkdir(exist_ok=True)
     name = f"mazerace-abort-{viewport['width']}x{viewport['height']}-{shown_by.split()[-1]}"
     page.screenshot(path=SHOTS / f"{name}.png")
@@ -500,7 +502,9 @@ def test_the_maze_stays_where_it_is_when_the_abort_button_goes(
     settled(page, game)
     expect(page.locator("#abort")).to_have_count(0)
     page.screenshot(path=SHOTS / f"{name}-stepped.png")
-    assert maze_top(page) == before
+    assert (top(page, "#maze-board svg"), top(page, "#steer .pad")) == (maze, pad)
+    for part in ("#maze-board svg", "#steer .pad"):
+        expect(page.locator(part)).to_be_in_viewport(ratio=1)
 
 
 # The element that has the focus: its name, whether it is in the game's part of the page, and
