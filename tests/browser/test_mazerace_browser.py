@@ -507,6 +507,67 @@ def test_the_maze_and_the_pad_stay_where_they_are_at_the_first_step(
         expect(page.locator(part)).to_be_in_viewport(ratio=1)
 
 
+# Where the status line is and whether it is all on the screen, nothing drawn over it: the
+# element at each corner (a pixel in) and at its middle is the line or a part of it.
+STATUS_SEEN = """() => {
+    const status = document.getElementById("status");
+    const box = status.getBoundingClientRect();
+    const points = [
+        [box.left + 1, box.top + 1], [box.right - 1, box.top + 1],
+        [box.left + 1, box.bottom - 1], [box.right - 1, box.bottom - 1],
+        [(box.left + box.right) / 2, (box.top + box.bottom) / 2],
+    ];
+    const covered = points.filter(([x, y]) => {
+        const found = document.elementFromPoint(x, y);
+        return !found || !status.contains(found);
+    });
+    return {
+        text: status.textContent.trim(),
+        box: [box.left, box.top, box.right, box.bottom],
+        inside: box.height > 0 && box.top >= 0 && box.left >= 0
+            && box.bottom <= window.innerHeight && box.right <= window.innerWidth,
+        covered: covered,
+    };
+}"""
+
+
+@pytest.mark.parametrize(
+    ("viewport", "shown_by"),
+    [(SMALL_PHONE, "the start"), (SMALL_PHONE, "a reload"), (DESKTOP, "the start")],
+    ids=["phone-start", "phone-reload", "desktop-start"],
+)
+def test_the_status_line_is_on_the_screen_with_the_maze_and_the_pad(
+    new_page, live_server, queued: Queued, viewport: dict[str, int], shown_by: str
+) -> None:
+    """At 375x667 the header's links, the runners' names and the Abort button (until the
+    first step) stood between the status line and the maze: with the maze and the pad brought
+    into view, the status line (the countdown, the race's time, the deadline) was above the
+    screen, and still was once the Abort button had gone (at 740 px high, clipped).
+    Now it stands right above the maze on a phone, and is wholly on the screen, nothing over
+    it, with the Abort button and after it; on a desktop it is where it was."""
+    game, page = race_against_a_bot(new_page, live_server, viewport)
+    if shown_by == "a reload":
+        reloaded_scrolled_down(page)
+    for stepped in (False, True):
+        if stepped:
+            page.keyboard.press(KEYS[site.an_open_way(game, 0)])
+            wait_until(lambda: runner(game, 0)["steps"] == 1, timeout=10, what="the key's step")
+            settled(page, game)
+        expect(page.locator("#abort")).to_have_count(0 if stepped else 1)
+        seen = page.evaluate(STATUS_SEEN)
+        assert seen["inside"] and not seen["covered"], seen
+        assert seen["text"], seen
+        expect(page.locator("#maze-board svg")).to_be_in_viewport(ratio=1)
+        expect(page.locator("#steer .pad")).to_be_in_viewport(ratio=1)
+    # Right above the maze on a phone; under the game's name on a desktop, as it was.
+    status = page.locator("#status").bounding_box()
+    assert status is not None
+    if viewport["width"] > 760:
+        assert status["y"] < top(page, "#clocks")
+    else:
+        assert 0 <= top(page, "#maze-board") - (status["y"] + status["height"]) <= 40, status
+
+
 # The element that has the focus: its name, whether it is in the game's part of the page, and
 # where it is seen from the page's top (a steering button or the Hint: their row's top, as the
 # pad and the Hint beside it are one row).
