@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import re
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import parse_qs
 
@@ -566,6 +566,39 @@ def test_the_status_line_is_on_the_screen_with_the_maze_and_the_pad(
         assert status["y"] < top(page, "#clocks")
     else:
         assert 0 <= top(page, "#maze-board") - (status["y"] + status["height"]) <= 40, status
+
+
+def test_on_a_phone_the_deadline_coming_moves_neither_the_maze_nor_the_pad(
+    new_page, live_server, queued: Queued
+) -> None:
+    """Once a runner is out, the status line tells the others their deadline too ("Racing for
+    9 s. Deadline: 29 s left for the runners still in."): two lines on a phone, where the
+    status line stands right above the maze, which it pushed a line down, and the pad's bottom
+    row under the screen. While steering on a phone it keeps room for two lines."""
+    # The other runner has run all but its last step to the exit, in the race's first seconds.
+    game = make_race(2)
+    steps = len(way_out(game, 1))
+    with time_machine.travel(datetime.now(UTC) - race.COUNTDOWN - timedelta(seconds=2 + steps / 4)):
+        site.ready_all(game)
+    way = way_out(game, 1)
+    for i, direction in enumerate(way[:-1]):
+        with site.at(game, 100 + i * rules.STEP_MS):
+            site.step(game, 1, direction)
+    page = runner_page(new_page, live_server, game, SMALL_PHONE)
+    expect(page.locator("#board")).to_have_attribute("data-phase", "running")
+    expect(page.locator("#deadline")).to_have_count(0)
+    maze, pad = top(page, "#maze-board svg"), top(page, "#steer .pad")
+
+    with site.at(game, 100 + (len(way) - 1) * rules.STEP_MS):
+        site.step(game, 1, way[-1])
+    expect(page.locator("#deadline")).to_contain_text("s left for the runners still in")
+    SHOTS.mkdir(exist_ok=True)
+    page.screenshot(path=SHOTS / "mazerace-deadline-375x667.png")
+    assert (top(page, "#maze-board svg"), top(page, "#steer .pad")) == (maze, pad)
+    seen = page.evaluate(STATUS_SEEN)
+    assert seen["inside"] and not seen["covered"], seen
+    for part in ("#maze-board svg", "#steer .pad"):
+        expect(page.locator(part)).to_be_in_viewport(ratio=1)
 
 
 # The element that has the focus: its name, whether it is in the game's part of the page, and
