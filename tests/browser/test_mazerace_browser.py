@@ -473,40 +473,6 @@ def top(page: Page, selector: str) -> float:
     return box["y"]
 
 
-@pytest.mark.parametrize(
-    ("viewport", "shown_by"),
-    [(SMALL_PHONE, "the start"), (SMALL_PHONE, "a reload"), (DESKTOP, "the start")],
-    ids=["phone-start", "phone-reload", "desktop-start"],
-)
-def test_the_maze_and_the_pad_stay_where_they_are_at_the_first_step(
-    new_page, live_server, queued: Queued, viewport: dict[str, int], shown_by: str
-) -> None:
-    """The Abort button (until somebody's first step) stood above the maze: the first step
-    took it away, and the maze the runner was steering in jumped up, 87 px on a phone (38 px
-    on a desktop). It stands with Resign now, under the pad, and the maze stays put. On a
-    phone the sentence under the maze then grew from one line ("a1: Start.") to two, and the
-    pad under it went 21 px down, its bottom row under the screen: it keeps its place too."""
-    game, page = race_against_a_bot(new_page, live_server, viewport)
-    if shown_by == "a reload":
-        reloaded_scrolled_down(page)
-    expect(page.locator("#abort")).to_have_count(1)
-    for part in ("#maze-board svg", "#steer .pad"):
-        expect(page.locator(part)).to_be_in_viewport(ratio=1)
-    maze, pad = top(page, "#maze-board svg"), top(page, "#steer .pad")
-    SHOTS.mkdir(exist_ok=True)
-    name = f"mazerace-abort-{viewport['width']}x{viewport['height']}-{shown_by.split()[-1]}"
-    page.screenshot(path=SHOTS / f"{name}.png")
-
-    page.keyboard.press(KEYS[site.an_open_way(game, 0)])
-    wait_until(lambda: runner(game, 0)["steps"] == 1, timeout=10, what="the key's step")
-    settled(page, game)
-    expect(page.locator("#abort")).to_have_count(0)
-    page.screenshot(path=SHOTS / f"{name}-stepped.png")
-    assert (top(page, "#maze-board svg"), top(page, "#steer .pad")) == (maze, pad)
-    for part in ("#maze-board svg", "#steer .pad"):
-        expect(page.locator(part)).to_be_in_viewport(ratio=1)
-
-
 # Where the status line is and whether it is all on the screen, nothing drawn over it: the
 # element at each corner (a pixel in) and at its middle is the line or a part of it.
 STATUS_SEEN = """() => {
@@ -536,29 +502,42 @@ STATUS_SEEN = """() => {
     [(SMALL_PHONE, "the start"), (SMALL_PHONE, "a reload"), (DESKTOP, "the start")],
     ids=["phone-start", "phone-reload", "desktop-start"],
 )
-def test_the_status_line_is_on_the_screen_with_the_maze_and_the_pad(
+def test_the_status_line_the_maze_and_the_pad_stay_in_view_and_in_place_at_the_first_step(
     new_page, live_server, queued: Queued, viewport: dict[str, int], shown_by: str
 ) -> None:
-    """At 375x667 the header's links, the runners' names and the Abort button (until the
-    first step) stood between the status line and the maze: with the maze and the pad brought
-    into view, the status line (the countdown, the race's time, the deadline) was above the
-    screen, and still was once the Abort button had gone (at 740 px high, clipped).
-    Now it stands right above the maze on a phone, and is wholly on the screen, nothing over
-    it, with the Abort button and after it; on a desktop it is where it was."""
+    """The Abort button (until somebody's first step) stood above the maze: the first step
+    took it away, and the maze the runner was steering in jumped up, 87 px on a phone (38 px
+    on a desktop). It stands with Resign now, under the pad, and the maze stays put. On a
+    phone the sentence under the maze then grew from one line ("a1: Start.") to two, and the
+    pad under it went 21 px down, its bottom row under the screen: it keeps its place too.
+
+    And at 375x667 the header's links, the runners' names and the Abort button stood between
+    the status line and the maze: with the maze and the pad brought into view, the status line
+    (the countdown, the race's time, the deadline) was above the screen, and still was once the
+    Abort button had gone (at 740 px high, clipped). Now it stands right above the maze on a
+    phone, and is wholly on the screen, nothing over it, with the Abort button and after it; on
+    a desktop it is where it was."""
     game, page = race_against_a_bot(new_page, live_server, viewport)
     if shown_by == "a reload":
         reloaded_scrolled_down(page)
+    name = f"mazerace-abort-{viewport['width']}x{viewport['height']}-{shown_by.split()[-1]}"
+    SHOTS.mkdir(exist_ok=True)
+    place = None
     for stepped in (False, True):
         if stepped:
             page.keyboard.press(KEYS[site.an_open_way(game, 0)])
             wait_until(lambda: runner(game, 0)["steps"] == 1, timeout=10, what="the key's step")
             settled(page, game)
         expect(page.locator("#abort")).to_have_count(0 if stepped else 1)
+        page.screenshot(path=SHOTS / f"{name}{'-stepped' if stepped else ''}.png")
+        for part in ("#maze-board svg", "#steer .pad"):
+            expect(page.locator(part)).to_be_in_viewport(ratio=1)
         seen = page.evaluate(STATUS_SEEN)
         assert seen["inside"] and not seen["covered"], seen
         assert seen["text"], seen
-        expect(page.locator("#maze-board svg")).to_be_in_viewport(ratio=1)
-        expect(page.locator("#steer .pad")).to_be_in_viewport(ratio=1)
+        now = (top(page, "#maze-board svg"), top(page, "#steer .pad"))
+        assert place is None or now == place, (place, now)
+        place = now
     # Right above the maze on a phone; under the game's name on a desktop, as it was.
     status = page.locator("#status").bounding_box()
     assert status is not None
