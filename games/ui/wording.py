@@ -1,7 +1,7 @@
 """Every sentence that more than one place says: the game pages, the archive, the replays, the
 mails and the feeds take their words from here, so that they agree ("the winner reached the
-exit" everywhere). Pure words: this module imports the engines (to know a race, whose seats step on
-their own, from a game by turns) and nothing else of the site."""
+exit" everywhere). Pure words: this module imports the engines (to know a race, whose seats
+step on their own, from a game by turns) and nothing else of the site."""
 
 from __future__ import annotations
 
