@@ -340,6 +340,23 @@ def sent_to(user: User) -> list[Any]:
     return [m for m in mail.outbox if m.to == [f"{user.get_username()}@example.com"]]
 
 
+def mailed_once_each(
+    game: Game, kind: str, people: list[tuple[Any, int]], again: Any
+) -> list[Outbox]:
+    """The game's mails of this kind: one row for each (person, seat) at ply 0, in seat order;
+    telling them again (`again`, inside a transaction) makes no other row, and each is sent
+    once. Returns the rows."""
+    rows = list(Outbox.objects.filter(game=game, kind=kind).order_by("seat"))
+    assert [(r.user_id, r.seat, r.ply) for r in rows] == [(p.pk, seat, 0) for p, seat in people]
+    with transaction.atomic():
+        again()
+    assert Outbox.objects.filter(game=game, kind=kind).count() == len(rows)
+    for row in rows:
+        assert outbox.outbox_send(outbox_id=row.pk) == "sent"
+        assert outbox.outbox_send(outbox_id=row.pk) is None
+    return rows
+
+
 def test_a_decline_mails_the_players_who_had_accepted_once_each_in_their_own_words(
     django_capture_on_commit_callbacks, queued: Queued
 ) -> None:
@@ -351,22 +368,16 @@ def test_a_decline_mails_the_players_who_had_accepted_once_each_in_their_own_wor
     queued.clear()
     with django_capture_on_commit_callbacks(execute=True):
         challenges.challenge_decline(game_id=game.pk, user=dave)
-    rows = Outbox.objects.filter(game=game, kind="declined").order_by("seat")
-    assert [(r.user_id, r.seat, r.ply) for r in rows] == [
-        (alice.pk, 0, 0),
-        (bob.pk, 1, 0),
-        (carol.pk, 2, 0),
-    ]
-    assert sorted(queued.mails) == sorted(r.pk for r in rows)
     # Once each: a second decline is refused, and telling the mail again makes no second row.
     with pytest.raises(core.GameError, match="declined, so it will not start"):
         challenges.challenge_decline(game_id=game.pk, user=dave)
-    with transaction.atomic():
-        notices.challenge_declined(game=Game.objects.get(pk=game.pk))
-    assert Outbox.objects.filter(game=game, kind="declined").count() == 3
-    for row in rows:
-        assert outbox.outbox_send(outbox_id=row.pk) == "sent"
-        assert outbox.outbox_send(outbox_id=row.pk) is None
+    rows = mailed_once_each(
+        game,
+        "declined",
+        [(alice, 0), (bob, 1), (carol, 2)],
+        lambda: notices.challenge_declined(game=Game.objects.get(pk=game.pk)),
+    )
+    assert sorted(queued.mails) == sorted(r.pk for r in rows)
     assert len(mail.outbox) == 3 and not sent_to(dave)
     (to_alice,) = sent_to(alice)
     assert to_alice.subject == f"dave declined your challenge: Corn maze #{game.pk}"
@@ -498,25 +509,19 @@ def test_a_withdrawn_challenge_mails_everyone_who_waited_on_it_once_but_not_its_
     queued.clear()
     with django_capture_on_commit_callbacks(execute=True):
         challenges.game_withdraw(game_id=game.pk, user=alice)
-    # Bob accepted, Carol had not answered, Dave joined an open seat; not Alice, who withdrew
-    # it, nor the guest, nor the bot.
-    rows = Outbox.objects.filter(game=game, kind="withdrawn").order_by("seat")
-    assert [(r.user_id, r.seat, r.ply) for r in rows] == [
-        (bob.pk, 1, 0),
-        (carol.pk, 2, 0),
-        (dave.pk, 3, 0),
-    ]
-    assert sorted(queued.mails) == sorted(r.pk for r in rows)
     # Once each: a second withdrawal is refused, and telling the mail again makes no second row.
     with pytest.raises(core.GameError, match="withdrawn by its creator"):
         challenges.game_withdraw(game_id=game.pk, user=alice)
-    with transaction.atomic():
-        notices.game_withdrawn(game=Game.objects.get(pk=game.pk))
-    assert Outbox.objects.filter(game=game, kind="withdrawn").count() == 3
     mail.outbox.clear()
-    for row in rows:
-        assert outbox.outbox_send(outbox_id=row.pk) == "sent"
-        assert outbox.outbox_send(outbox_id=row.pk) is None
+    # Bob accepted, Carol had not answered, Dave joined an open seat; not Alice, who withdrew
+    # it, nor the guest, nor the bot.
+    rows = mailed_once_each(
+        game,
+        "withdrawn",
+        [(bob, 1), (carol, 2), (dave, 3)],
+        lambda: notices.game_withdrawn(game=Game.objects.get(pk=game.pk)),
+    )
+    assert sorted(queued.mails) == sorted(r.pk for r in rows)
     assert len(mail.outbox) == 3 and not sent_to(alice)
     settings_said = "8×8 board, 3 days per move, not rated"  # a guest joined it
     for player, answered in ((bob, "accepted"), (carol, "not answered yet"), (dave, "joined")):
@@ -671,9 +676,9 @@ def test_a_challenge_everyone_answered_does_not_expire_while_it_waits_for_an_ope
     with time_machine.travel(START, tick=False) as traveller:
         game = challenge(alice, "bob", seats=3)
         traveller.shift(timedelta(days=challenges.CHALLENGE_DAYS, seconds=1))
-        assert challenges.challenge_expires(game)
+        assert challenges.challenge_expires(game, list(game.seats.all()))
         Seat.objects.filter(game=game, reserved_for=bob).update(user=bob)
-        assert not challenges.challenge_expires(game)
+        assert not challenges.challenge_expires(game, list(game.seats.all()))
         assert sweeps.sweep().challenges == 0
         game.refresh_from_db()
         assert game.status == Game.Status.OPEN
@@ -693,25 +698,19 @@ def test_an_expired_challenge_mails_its_challenger_and_who_had_accepted_naming_w
         queued.clear()
         with django_capture_on_commit_callbacks(execute=True):
             assert sweeps.sweep().challenges == 1
+        # Once each: the sweep finds nothing more, and telling the mail again makes no row.
+        assert sweeps.sweep().challenges == 0
         # Alice, whose challenge it was, Bob, who accepted, and Erin, who joined; not Carol nor
         # Dave, who never answered, nor the guest.
-        rows = Outbox.objects.filter(game=game, kind="expired").order_by("seat")
-        assert [(r.user_id, r.seat, r.ply) for r in rows] == [
-            (alice.pk, 0, 0),
-            (bob.pk, 1, 0),
-            (erin.pk, 4, 0),
-        ]
+        rows = mailed_once_each(
+            game,
+            "expired",
+            [(alice, 0), (bob, 1), (erin, 4)],
+            lambda: notices.challenge_expired(game=Game.objects.get(pk=game.pk)),
+        )
         # Their tasks are queued on commit (beside the old challenge mails the sweep queues
         # again, to be skipped: the challenge is not waiting for anyone any more).
         assert {r.pk for r in rows} <= set(queued.mails)
-        # Once each: the sweep finds nothing more, and telling the mail again makes no row.
-        assert sweeps.sweep().challenges == 0
-        with transaction.atomic():
-            notices.challenge_expired(game=Game.objects.get(pk=game.pk))
-        assert Outbox.objects.filter(game=game, kind="expired").count() == 3
-        for row in rows:
-            assert outbox.outbox_send(outbox_id=row.pk) == "sent"
-            assert outbox.outbox_send(outbox_id=row.pk) is None
     assert len(mail.outbox) == 3 and not sent_to(carol) and not sent_to(dave)
     settings_said = "8×8 board, 3 days per move, not rated"  # a guest joined it
     (to_alice,) = sent_to(alice)

@@ -48,12 +48,12 @@ CHALLENGE_DAYS = 7
 MAX_CHALLENGED = 5  # a Corn maze has six seats at most
 
 
-def challenge_expires(game: Game) -> bool:
-    """Whether this open game has seats kept for players who have not accepted in time. One
-    whose challenged players have all accepted waits on for its open seats, if any."""
-    return (
-        game.created_at + timedelta(days=CHALLENGE_DAYS) <= clock.now()
-        and game.seats.filter(reserved_for__isnull=False, user__isnull=True).exists()
+def challenge_expires(game: Game, seats: Sequence[Seat]) -> bool:
+    """Whether this open game (its `seats` read with it) has seats kept for players who have
+    not accepted in time. One whose challenged players have all accepted waits on for its open
+    seats, if any."""
+    return game.created_at + timedelta(days=CHALLENGE_DAYS) <= clock.now() and any(
+        s.is_reserved for s in seats
     )
 
 
@@ -297,7 +297,7 @@ def _kept_seat(game: Game, user: User) -> Seat:
         raise GameError("This challenge is not for you.")
     if game.status != Game.Status.OPEN:
         raise GameError("This challenge is not waiting for an answer any more.")
-    if challenge_expires(game):
+    if challenge_expires(game, seats):
         raise GameError(f"This challenge has expired: it waited {CHALLENGE_DAYS} days.")
     return kept
 
@@ -350,7 +350,7 @@ def challenges_expire() -> int:
     for game_id in ids:
         with transaction.atomic():
             game = core.game_locked(game_id)
-            if game.status == Game.Status.OPEN and challenge_expires(game):
+            if game.status == Game.Status.OPEN and challenge_expires(game, list(game.seats.all())):
                 _call_off(game, EXPIRED)
                 notices.challenge_expired(game=game)
                 done += 1
