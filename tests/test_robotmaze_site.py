@@ -263,10 +263,19 @@ def test_program_preview_outcomes_and_the_end(game):
     )
     page = runner.get(f"/games/{game.pk}/").content.decode()
     assert "R R D, 3 times: 9 moves" in page
+    # A preview with a gap is refused and the drafted program stays.
+    gap = runner.post(
+        reverse("game_draft", args=[game.pk]), {"command_1": "L", "command_3": "L", "runs": "1"}
+    )
+    assert gap.status_code == 409 and "Command 2 is empty" in gap.content.decode()
+    assert "R R D, 3 times: 9 moves" in runner.get(f"/games/{game.pk}/").content.decode()
     for data, message in [
         ({"runs": "2"}, "Choose at least one command"),
         ({"command_1": "R", "runs": "5"}, "Run the program 1 to 4 times"),
         ({"program": "RRRRR", "runs": "1"}, "1 to 4 commands"),
+        # A gap is not closed up: "— D" would be played as "D".
+        ({"command_2": "D", "runs": "1"}, "Command 1 is empty but a later one is chosen"),
+        ({"command_1": "R", "command_3": "D", "runs": "1"}, "Command 2 is empty"),
     ]:
         response = runner.post(reverse("game_move", args=[game.pk]), {"ply": "2", **data})
         assert response.status_code == 409 and message in response.content.decode()

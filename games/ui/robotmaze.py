@@ -219,9 +219,18 @@ def program_text(program: str, runs: int) -> str:
 
 
 def read_program(data: QueryDict) -> tuple[str, int]:
-    program = "".join(
+    commands = [
         (data.get(f"command_{i}") or "").strip().upper() for i in range(1, rules.MAX_COMMANDS + 1)
-    )
+    ]
+    chosen = [i for i, command in enumerate(commands, 1) if command]
+    if chosen and chosen[-1] != len(chosen):
+        # A gap would be closed up and the program played otherwise than it reads.
+        gap = next(i for i, command in enumerate(commands, 1) if not command)
+        raise MoveInputError(
+            f"Command {gap} is empty but a later one is chosen: choose the commands in order, "
+            "from command 1, with no gap."
+        )
+    program = "".join(commands)
     if not program:
         program = (data.get("program") or "").strip().upper().replace(" ", "")
     if not program:
