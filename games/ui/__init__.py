@@ -142,10 +142,6 @@ class GameUI:
     move_number_field: str = "ply"
     # The game page shows no move log (a race is hundreds of steps; the record has them).
     hide_log: bool = False
-    # The Abort button (until somebody else moves) stands with Resign, under the move form,
-    # not above the board: a live race's page changes under the runner's eyes, and the button
-    # going at the first step moved the maze.
-    abort_beside_resign: bool = False
 
     def board(
         self,

@@ -142,7 +142,6 @@ class UI(GameUI):
     board_foot_template = "games/boards/mazerace_foot.html"
     move_template = "games/forms/mazerace_move.html"
     hide_log = True  # a race is hundreds of steps; the record has them
-    abort_beside_resign = True  # nothing above the maze goes at the first step
     move_number_field = "step"  # the runner's own count of steps (engine.move_number)
 
     def board(

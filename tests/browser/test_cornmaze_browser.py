@@ -349,3 +349,33 @@ def test_the_move_log_reads_in_order_with_clock_events_among_the_moves(
         assert written[4].startswith("4.") and "one more day" in written[4]
         page.locator("#log").screenshot(path="/tmp/h2_log_with_clock_events.png")
         assert reading_order(page, "#log li") == written
+
+
+def test_the_board_stays_in_place_when_the_turn_comes_and_abort_goes(
+    browser, live_server, make_cornmaze
+):
+    """The Abort button (until somebody but the creator moves) stood above the board: the other
+    player's first move, picked up by polling, took it away and the board jumped up 38 px. It
+    stands with Resign, beside the board. And the seats' line lost the "give one more day"
+    button when the turn came, and the board went up 15 px more: the line keeps its height."""
+    game = make_cornmaze()
+    creator = game.seats.get(user=game.created_by).index
+
+    def play(seat: int) -> None:
+        move = {"shifts": a_legal_move(game)}
+        core.move_submit(game_id=game.pk, user=seat_user(game, seat), number=game.ply, move=move)
+
+    if to_move(game) == creator:
+        play(creator)
+    with signed_in(browser, live_server.url, client_for(game.created_by)) as context:
+        page = context.new_page()
+        page.goto(reverse("game", args=[game.pk]))
+        expect(page.locator("#abort")).to_have_count(1)
+        before = page.locator("#board").bounding_box()
+        play(1 - creator)
+        # The page learns of the move by polling: the move form comes, the Abort button goes.
+        expect(page.locator("#move-form")).to_have_count(1, timeout=20_000)
+        expect(page.locator("#abort")).to_have_count(0)
+        after = page.locator("#board").bounding_box()
+    assert before is not None and after is not None
+    assert after["y"] == before["y"], (before, after)
