@@ -214,3 +214,35 @@ def test_crates_tapped_while_one_is_on_its_way_are_all_placed(
         expect(page.locator("#crate-count")).to_have_text("20 of 20 crates")
     finally:
         context.close()
+
+
+def test_a_program_with_a_gap_says_so_as_it_is_chosen(
+    browser, live_server, transactional_db
+) -> None:
+    """Command 2 chosen with command 1 empty: the page says at once, in the error line, that the
+    commands go in order with no gap (the gap was closed up and played as another program; and
+    a refused preview showed nothing); Run the program says the same and plays nothing; the
+    program chosen in order previews and takes the error line away."""
+    from tests.browser.tour import client_for, signed_in
+    from tests.worker_fixtures import make_player
+
+    alice, bob = make_player(), make_player()
+    game = robot_game(alice, bob)
+    set_up(game)
+    (seat,) = robotmaze.to_move(game.state)
+    with signed_in(browser, live_server.url, client_for((alice, bob)[seat])) as context:
+        page = context.new_page()
+        page.goto(f"/games/{game.pk}/")
+        form = page.locator("#move-form.program-form")
+        form.locator("select[name=command_2]").select_option("D")
+        expect(page.locator("#error")).to_contain_text("Command 1 is empty")
+        page.locator("#play").click()
+        # The refusal's page is drawn: the form as the draft had it, with no program yet.
+        expect(form.locator("select[name=command_2]")).to_have_value("")
+        expect(page.locator("#error")).to_contain_text("Command 1 is empty")
+        form.locator("select[name=command_1]").select_option("R")
+        form.locator("select[name=command_2]").select_option("D")
+        expect(page.locator("#program-preview")).to_contain_text("R D, once: 2 moves")
+        expect(page.locator("#error")).to_have_count(0)  # the refusal is over
+    game.refresh_from_db()
+    assert game.ply == 2
