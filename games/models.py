@@ -4,6 +4,7 @@ changed by a service, under a row lock, together with the Move that explains the
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
 import unicodedata
 from collections.abc import Iterable
@@ -261,12 +262,30 @@ class Seat(models.Model):
         )
 
 
+def bot_name(level: str) -> str:
+    """A bot's name as the site shows it: "Bot (strong)"."""
+    return f"Bot ({level})"
+
+
+# bot_name's text as people type it: any case, spaces or none around the parentheses.
+_BOT_NAME = re.compile(r"\s*bot\s*\(\s*([^()]*?)\s*\)\s*", re.IGNORECASE)
+
+
+def bot_level_named(name: str) -> str | None:
+    """The level in a bot's name (bot_name) as people type it, "bot (Strong)" or "BOT(strong)"
+    alike, lowercased; None if `name` is not written as a bot's name. Whether there is a bot of
+    that level is the caller's to ask (bots.all_levels). No username looks so: usernames have no
+    parentheses."""
+    match = _BOT_NAME.fullmatch(name)
+    return match.group(1).lower() if match else None
+
+
 def seat_name(*, bot: str, player: str | None, kept_for: str | None, declined: bool = False) -> str:
     """A seat's name as lists show it: its bot, its player's username, the challenged player it
     is kept for (`kept_for`, while nobody sits in it; `declined`: they said no), or an open
     seat."""
     if bot:
-        return f"Bot ({bot})"
+        return bot_name(bot)
     if player is None and kept_for is not None:
         return f"{kept_for} ({'declined' if declined else 'challenged'})"
     if player is None:
@@ -347,7 +366,7 @@ class Rating(models.Model):
         ]
 
     def __str__(self) -> str:
-        who = f"Bot ({self.bot})" if self.bot else str(self.user)
+        who = bot_name(self.bot) if self.bot else str(self.user)
         return f"{who} at {self.kind}: {self.mu:.2f} ± {self.sigma:.2f}"
 
 

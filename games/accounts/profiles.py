@@ -24,8 +24,7 @@ from django.http import HttpRequest
 from django.template.loader import render_to_string
 from django.urls import reverse
 
-from games.bots import levels
-from games.engines import ENGINES
+from games.bots import all_levels
 from games.models import Profile, UsernameKey, users_named
 
 logger = logging.getLogger(__name__)
@@ -106,7 +105,7 @@ def username_problem(username: str, *, exclude_pk: int | None = None) -> str | N
 @functools.cache
 def bot_names() -> frozenset[str]:
     """The names the bots go by (their levels, in every game, and "bot"), casefolded."""
-    return frozenset({"bot", *(level.casefold() for kind in ENGINES for level in levels(kind))})
+    return frozenset({"bot", *(level.casefold() for level in all_levels())})
 
 
 def guest_for_key(key: str) -> User | None:

@@ -13,7 +13,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from games.archive.ratings import LEADERBOARD_MIN_GAMES, display, uncertainty
 from games.archive.reads import KIND_TITLES, player_url
-from games.models import Game, RatingChange
+from games.models import Game, RatingChange, bot_name
 from games.ui import wording
 from games.web.inputs import ascii_int
 from mazesite.dbrouter import read_connection
@@ -192,7 +192,7 @@ def leaderboard_page(kind: str, after_token: str | None = None) -> Leaderboard:
     rows = [
         LeaderRow(
             rank=before + n,
-            name=f"Bot ({bot})" if bot else str(username),
+            name=bot_name(bot) if bot else str(username),
             url="" if bot else player_url(str(username)),
             bot=bool(bot),
             rating=display(mu, sigma),

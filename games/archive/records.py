@@ -74,7 +74,7 @@ def record_build(game: Game, *, viewer_seat: int | None) -> JSON:
             "players": [
                 {
                     "seat": s.index,
-                    "name": s.name if not s.bot else f"Bot ({s.bot})",
+                    "name": s.name,
                     "bot": s.bot or None,
                 }
                 for s in seats

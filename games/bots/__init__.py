@@ -32,6 +32,12 @@ def levels(game: str) -> list[str]:
     return list(BOTS.get(game, {}))
 
 
+def all_levels() -> list[str]:
+    """Every bot level of any game, each once, in alphabetical order."""
+    _load()
+    return sorted({level for by_level in BOTS.values() for level in by_level})
+
+
 def _load() -> None:
     # Each game's bots register themselves when their module is imported.
     from games.bots import cornmaze, mazerace, robotmaze  # noqa: F401
