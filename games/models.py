@@ -205,8 +205,9 @@ class Seat(models.Model):
     ready_at = models.DateTimeField(null=True, blank=True)  # a live race: pressed Ready
     # A seat kept for a challenged player who declined (play.challenges): the challenge is off.
     declined_at = models.DateTimeField(null=True, blank=True)
-    # The game's finished_at, copied by play.core.game_end, so that a player's games over can
-    # be read newest first from one index (seat_user_finished) without visiting their games.
+    # The game's finished_at, copied by play.core.game_end, so that a player's or a bot's games
+    # over can be read newest first from one index (seat_user_finished, seat_bot_finished)
+    # without visiting their games.
     finished_at = models.DateTimeField(null=True, blank=True)
     # When the seat left a game that goes on without it (resigned or timed out: the engine's
     # seats_left), copied by play.core so that "your games" can say so without the game's state.
@@ -235,6 +236,13 @@ class Seat(models.Model):
                 fields=["user", "-finished_at", "-game"],
                 include=["place"],
                 name="seat_user_finished",
+            ),
+            # A bot's games over, newest first (the archive's player filter, with a bot's name).
+            models.Index(
+                fields=["bot", "-finished_at", "-game"],
+                include=["place"],
+                name="seat_bot_finished",
+                condition=~models.Q(bot=""),
             ),
         ]
 

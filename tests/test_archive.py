@@ -20,7 +20,7 @@ from django.test.utils import CaptureQueriesContext
 from games.archive import reads, results
 from games.engines import cornmaze
 from games.models import Game, Move, Seat
-from games.play import core
+from games.play import challenges, core
 from tests.conftest import seat_user, to_move
 
 pytestmark = pytest.mark.django_db
@@ -254,6 +254,11 @@ def expect(mixed, *groups) -> list[int]:
             ["ann_beats_bot"],
         ),
         ({"player": "bob", "game": "mazerace"}, []),
+        # A bot by its name as the games show it (and as people type it); won or lost by it.
+        ({"player": "Bot (strong)"}, ["bot_beats_cat"]),
+        ({"player": "bot (simple)", "result": "lost"}, ["ann_beats_bot"]),
+        ({"player": "BOT(flood)", "result": "won"}, []),
+        ({"player": "Bot (flood)", "game": "mazerace", "result": "lost"}, ["race"]),
     ],
 )
 def test_filters_alone_and_combined(client, mixed, query, groups):
@@ -271,6 +276,84 @@ def test_a_guest_is_a_player_to_filter_by(client, people):
     response = client.get("/archive/?player=Guest+2935&result=lost")
     assert ids(response) == newest_first(games)
     assert 'href="/players/Guest%202935/"' in response.content.decode()
+
+
+def test_a_bot_is_a_player_to_filter_by(client, people, make_cornmaze):
+    """A bot's games are found by its name as the games show it, in any case and spacing: those
+    over with a seat of its level, newest first, paged, each listed once; won or lost by it."""
+    ann, bob = people["ann"], people["bob"]
+    won = bulk_finished(28, ["strong", ann], winner=0, at=T0)
+    lost = bulk_finished(2, [bob, "strong"], winner=0, at=T0 - timedelta(days=1))
+    # Bots alone, one of each place: won by the bot and lost by it too.
+    selfplay = bulk_finished(1, ["strong", "strong"], winner=1, at=T0 - timedelta(days=2))
+    bulk_finished(3, [ann, "simple"], at=T0 + timedelta(hours=1))
+    bulk_finished(3, [ann, bob], at=T0 + timedelta(hours=2))
+    running = make_cornmaze(seats=2, bots=["strong"])
+
+    for typed in ["Bot (strong)", "bot (strong)", "BOT(Strong)", "  bot ( strong ) "]:
+        response = client.get("/archive/", {"player": typed})
+        assert response.status_code == 200
+        assert ids(response) == newest_first(won + lost + selfplay)[: reads.PAGE_SIZE]
+    assert running.pk not in ids(response)
+    seen, urls = walk(client, "/archive/?player=bot+(strong)", "next")
+    assert seen == newest_first(won + lost + selfplay)
+    # The pages after the first name the bot as the site writes it.
+    assert parse_qs(urlparse(urls[1]).query)["player"] == ["Bot (strong)"]
+    won_by_it = ids(client.get("/archive/", {"player": "Bot (strong)", "result": "won"}))
+    assert won_by_it == newest_first(won + selfplay)[: reads.PAGE_SIZE]
+    lost_by_it = ids(client.get("/archive/", {"player": "bot (strong)", "result": "lost"}))
+    assert lost_by_it == newest_first(lost + selfplay)
+    # A bot has no player page: its seat is a name, not a link.
+    page = response.content.decode()
+    assert '<span class="bot-name">Bot (strong)</span>' in page
+    assert 'href="/players/Bot' not in page
+    assert client.get("/players/Bot%20(strong)/").status_code == 404
+
+
+def test_a_bot_is_found_in_a_game_called_off_before_it_started(client, people):
+    ann = people["ann"]
+    game = core.game_create(
+        kind="cornmaze",
+        creator=ann,
+        options={"size": 8},
+        clock_choice="P3D",
+        seats=[core.SeatPlan(), core.SeatPlan(bot="strong"), core.SeatPlan()],
+    )
+    challenges.game_withdraw(game_id=game.pk, user=ann)
+    assert ids(client.get("/archive/", {"player": "Bot (strong)"})) == [game.pk]
+
+
+def test_a_bot_of_no_level_is_refused_and_filters_nothing(client, mixed):
+    everything = expect(mixed, *mixed)
+    for url in ("/archive/", "/archive/feed/"):
+        response = client.get(url, {"player": "bot (medium)", "result": "won"})
+        assert response.status_code == 200
+        if url == "/archive/feed/":  # dropped, as every bad filter is
+            assert len(ET.fromstring(response.content).findall(f"{ATOM}entry")) == len(everything)
+            continue
+        page = response.content.decode()
+        assert (
+            "There is no bot named “bot (medium)”: the bots are Bot (flood), Bot (simple), "
+            "Bot (strong) and Bot (wall)." in page
+        )
+        # Its error says why; neither "no player" nor "choose a player" is said besides.
+        assert "There is no player named" not in page
+        assert "Choose a player" not in page
+        assert ids(response) == everything
+        # Nor do the page's links carry it on (nor the result it left without a player).
+        assert 'href="/archive/feed/"' in page
+
+
+def test_the_archive_feed_lists_a_bots_games_and_a_bot_has_no_feed_of_its_own(client, mixed):
+    feed = ET.fromstring(client.get("/archive/feed/", {"player": "bot (strong)"}).content)
+    entries = feed.findall(f"{ATOM}entry")
+    assert [int(e.find(f"{ATOM}link").get("href").split("/")[-3]) for e in entries] == (
+        expect(mixed, "bot_beats_cat")
+    )
+    self_link = next(li for li in feed.findall(f"{ATOM}link") if li.get("rel") == "self")
+    assert "player=Bot+%28strong%29" in self_link.get("href")
+    # The player feed is a player page's; a bot has none.
+    assert client.get("/players/Bot%20(strong)/feed/").status_code == 404
 
 
 def test_bad_filters_are_dropped_with_a_message_not_an_error_page(client, mixed):
@@ -442,6 +525,7 @@ ARCHIVE_URLS = [
     "/archive/",
     "/archive/?player=ann&game=cornmaze&result=won&bots=no",
     "/archive/?clock=P3D&from=2026-01-01&to=2026-12-31&bots=yes",
+    "/archive/?player=bot+(simple)&game=cornmaze&result=lost",
 ]
 
 

@@ -59,7 +59,8 @@ class ArchiveFeed(_GamesFeed):
         # A player's name in another case: the feed under the name as written, for good, as the
         # archive's page does (it was an empty feed).
         _, filters = filters_from(request.GET)
-        if filters.player and reads.player_named(filters.player) is None:
+        person = filters.player and not filters.bot
+        if person and reads.player_named(filters.player) is None:
             written = reads.name_as_written(filters.player)
             if written is not None:
                 params = request.GET.copy()

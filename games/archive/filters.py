@@ -11,7 +11,9 @@ from typing import Any
 from django import forms
 from django.utils.safestring import SafeString, mark_safe
 
-from games.models import Clock, Game
+from games.bots import all_levels
+from games.models import Clock, Game, bot_level_named, bot_name
+from games.ui.wording import listed
 
 # --- filters ---------------------------------------------------------------------------------
 
@@ -21,7 +23,7 @@ class Filters:
     """What the visitor asked for. Every field is optional; they combine with AND."""
 
     kind: str = ""
-    player: str = ""  # a username; guests' contain a space
+    player: str = ""  # a username (guests' contain a space), or a bot's name (models.bot_name)
     result: str = ""  # "won" or "lost", by `player`
     clock: str = ""  # a Clock value
     bots: str = ""  # "yes": a bot sat in the game; "no": people only
@@ -45,6 +47,11 @@ class Filters:
     def any(self) -> bool:
         return bool(self.query())
 
+    @property
+    def bot(self) -> str:
+        """The bot's level, when the player is a bot; "" for a person."""
+        return bot_level_named(self.player) or ""
+
 
 class FilterForm(forms.Form):
     """The filter form, read from the query string. A bad value is dropped with a message, not
@@ -53,7 +60,12 @@ class FilterForm(forms.Form):
     game = forms.ChoiceField(
         choices=[("", "any game"), *Game.Kind.choices], required=False, label="Game"
     )
-    player = forms.CharField(max_length=150, required=False, label="Player")
+    player = forms.CharField(
+        max_length=150,
+        required=False,
+        label="Player",
+        help_text="a name, or Bot (strong)",  # the box's placeholder
+    )
     result = forms.ChoiceField(
         choices=[("", "any result"), ("won", "won"), ("lost", "lost")],
         required=False,
@@ -86,6 +98,18 @@ class FilterForm(forms.Form):
         if not with_player:
             del self.fields["player"]
 
+    def clean_player(self) -> str:
+        """A person's name as typed, or a bot's as the site writes it: "bot (Strong)" is
+        "Bot (strong)". A bot's name with a level no bot has is refused."""
+        name: str = self.cleaned_data["player"]
+        level = bot_level_named(name)
+        if level is None:
+            return name
+        if level not in all_levels():
+            bots = listed([bot_name(known) for known in all_levels()])
+            raise forms.ValidationError(f"There is no bot named “{name}”: the bots are {bots}.")
+        return bot_name(level)
+
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
         since, until = data.get("from"), data.get("to")
@@ -94,7 +118,10 @@ class FilterForm(forms.Form):
             # A refused range filters by neither end: the start alone would be half of it.
             data.pop("from", None)
         if data.get("result") and "player" in self.fields and not data.get("player"):
-            self.add_error("result", "Choose a player to see the games they won or lost.")
+            # Won or lost by nobody: dropped, and said so unless the player's own error says why.
+            if "player" not in self.errors:
+                self.add_error("result", "Choose a player to see the games they won or lost.")
+            data.pop("result", None)
         return data
 
     def controls_html(self) -> SafeString:
@@ -116,6 +143,8 @@ class FilterForm(forms.Form):
             else:
                 kind = "date" if isinstance(f, forms.DateField) else "search"
                 extra = ' maxlength="150" autocomplete="off"' if kind == "search" else ""
+                if f.help_text:
+                    extra += f' placeholder="{escape(str(f.help_text))}"'
                 control = (
                     f'<input type="{kind}" name="{name}" id="id_{name}" '
                     f'value="{escape(value)}"{extra}>'

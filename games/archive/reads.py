@@ -298,12 +298,14 @@ def finished_page(
 ) -> Page:
     """One page of finished and aborted games, newest finish first, with their seats: one
     query. A player named in `filters` is looked up within it: an unknown name finds nothing.
+    A bot's name (models.bot_name) finds the games over with a seat of its level.
     With `running_of`, the first page also has that player's games still running (if they are
     playing), read in the same query.
 
     Without a player the games are read along game_finished; with one, the player's seats
-    along seat_user_finished, each joined to its game: either way a page reads about as many
-    index entries as it shows, however many games there are and however old the player's."""
+    along seat_user_finished (a bot's along seat_bot_finished), each joined to its game:
+    either way a page reads about as many index entries as it shows, however many games there
+    are and however old the player's."""
     params: dict[str, Any] = {"limit": size + 1}
     if not filters.player:
         source, at, game_id = "games_game g", "g.finished_at", "g.id"
@@ -312,15 +314,7 @@ def finished_page(
     else:
         source = "games_seat me JOIN games_game g ON g.id = me.game_id"
         at, game_id = "me.finished_at", "me.game_id"
-        where = [
-            "me.user_id = (SELECT id FROM auth_user WHERE username = %(player)s)",
-            "me.finished_at IS NOT NULL",
-        ]
-        params["player"] = filters.player
-        if filters.result == "won":
-            where.append("me.place = 1")
-        elif filters.result == "lost":
-            where.append("me.place > 1")
+        where = _player_seat_conditions(filters, params)
     where += _game_conditions(filters, params)
     if filters.since:
         where.append(f"{at} >= %(since)s")
@@ -393,6 +387,34 @@ def finished_page(
         filters=filters,
         running=running,
     )
+
+
+_RESULTS = {"won": "{seat}.place = 1", "lost": "{seat}.place > 1"}
+
+
+def _player_seat_conditions(filters: Filters, params: dict[str, Any]) -> list[str]:
+    """The conditions on the seat (`me`) of the player in `filters`, a person or a bot, in a
+    game over, with the result asked for."""
+    result = _RESULTS.get(filters.result, "")
+    where = ["me.finished_at IS NOT NULL", *([result.format(seat="me")] if result else [])]
+    if not filters.bot:
+        params["player"] = filters.player
+        return ["me.user_id = (SELECT id FROM auth_user WHERE username = %(player)s)", *where]
+    params["bot"] = filters.bot
+    # A game with two seats of the level (bots alone, or a Corn maze of more) is listed once,
+    # by the first of them that has the result asked for.
+    twin = " AND ".join(
+        ["t.game_id = me.game_id", "t.bot = me.bot", 't."index" < me."index"']
+        + ([result.format(seat="t")] if result else [])
+    )
+    # `me.bot <> ''` is seat_bot_finished's condition, written out so that the index serves a
+    # prepared statement's generic plan too, where the level is only a parameter.
+    return [
+        "me.bot = %(bot)s",
+        "me.bot <> ''",
+        *where,
+        f"NOT EXISTS (SELECT 1 FROM games_seat t WHERE {twin})",
+    ]
 
 
 def _running(player: Player, filters: Filters, params: dict[str, Any]) -> tuple[str, str, str]:

@@ -98,9 +98,11 @@ def archive_list(request: HtmxHttpRequest) -> HttpResponse:
     after = reads.Cursor.parse(request.GET.get("after"))
     before = reads.Cursor.parse(request.GET.get("before"))
     page = reads.finished_page(filters, after=after, before=before)
-    # An unknown player finds no game; only then is it worth asking whether they exist.
+    # An unknown player finds no game; only then is it worth asking whether they exist. A bot
+    # of a level no bot has was refused by the form.
     unknown_player = ""
-    if filters.player and not page.rows and reads.player_named(filters.player) is None:
+    person = filters.player and not filters.bot
+    if person and not page.rows and reads.player_named(filters.player) is None:
         written = reads.name_as_written(filters.player)
         if written is not None:
             params = request.GET.copy()

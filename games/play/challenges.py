@@ -327,7 +327,9 @@ def _call_off(game: Game, reason: str) -> None:
     game.result_reason = reason
     game.version += 1
     game.save(update_fields=["status", "finished_at", "result_reason", "version"])
-    game.seats.filter(user__isnull=False).update(finished_at=now)
+    # Its people's and its bots' seats: their games over are read from the seats
+    # (seat_user_finished, seat_bot_finished). An open seat has nobody's games to list.
+    game.seats.exclude(user__isnull=True, bot="").update(finished_at=now)
 
 
 def challenges_expire() -> int:
