@@ -110,3 +110,20 @@ def test_the_archive_and_a_replay_work_without_javascript(
         assert Game.objects.get(pk=game.pk).is_over
     finally:
         context.close()
+
+
+def test_a_bot_typed_in_the_player_filter_lists_its_games(new_page, make_user):
+    ann, bob = make_user(), make_user()
+    (against_bot,) = bulk_finished(1, [ann, "strong"], winner=1)
+    others = bulk_finished(3, [ann, bob])
+    page = new_page()
+
+    page.goto("/archive/")
+    page.locator(f"#game-{others[0].pk}").wait_for()
+    page.fill("input[name=player]", "bot (strong)")
+    page.press("input[name=player]", "Enter")
+    page.wait_for_url(re.compile(r"/archive/\?.*player=bot"))
+    page.wait_for_function("() => document.querySelectorAll('tr.archive-row').length === 1")
+    row = page.locator(f"#game-{against_bot.pk}")
+    assert row.locator(".bot-name").inner_text() == "Bot (strong)"
+    assert row.locator(".bot-name a").count() == 0  # a bot has no player page
