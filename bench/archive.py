@@ -365,6 +365,9 @@ def pages() -> dict[str, str]:
             f"/archive/?{urlencode({'player': RETIRED, 'game': 'cornmaze'})}"
         ),
         "player page, retired player": f"/players/{RETIRED}/",
+        # A bot sits in a quarter of all games: its seats are read along seat_bot_finished.
+        "archive, bot + game + won": "/archive/?"
+        + urlencode({"player": "Bot (simple)", "game": "cornmaze", "result": "won"}),
         "replay, last move": f"/games/{some_game}/replay/?ply=999",
     }
 
