@@ -222,13 +222,12 @@ def read_program(data: QueryDict) -> tuple[str, int]:
     commands = [
         (data.get(f"command_{i}") or "").strip().upper() for i in range(1, rules.MAX_COMMANDS + 1)
     ]
-    chosen = [i for i, command in enumerate(commands, 1) if command]
-    if chosen and chosen[-1] != len(chosen):
+    gap = commands.index("") if "" in commands else len(commands)
+    if any(commands[gap:]):
         # A gap would be closed up and the program played otherwise than it reads.
-        gap = next(i for i, command in enumerate(commands, 1) if not command)
         raise MoveInputError(
-            f"Command {gap} is empty but a later one is chosen: choose the commands in order, "
-            "from command 1, with no gap."
+            f"Command {gap + 1} is empty but a later one is chosen: choose the commands in "
+            "order, from command 1, with no gap."
         )
     program = "".join(commands)
     if not program:
