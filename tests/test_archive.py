@@ -327,10 +327,18 @@ def test_a_bot_of_no_level_is_refused_and_filters_nothing(client, mixed):
     everything = expect(mixed, *mixed)
     for url in ("/archive/", "/archive/feed/"):
         response = client.get(url, {"player": "bot (medium)", "result": "won"})
-        assert response.status_code == 200
-        if url == "/archive/feed/":  # dropped, as every bad filter is
-            assert len(ET.fromstring(response.content).findall(f"{ATOM}entry")) == len(everything)
+        if url == "/archive/feed/":  # refused, saying why: never every game under its link
+            assert (response.status_code, response["Content-Type"]) == (
+                400,
+                "text/plain; charset=utf-8",
+            )
+            assert response.content.decode() == (
+                "This feed's filters cannot be read, so it lists nothing:\n"
+                "Player: There is no bot named “bot (medium)”: the bots are Bot (flood), "
+                "Bot (simple), Bot (strong) and Bot (wall).\n"
+            )
             continue
+        assert response.status_code == 200
         page = response.content.decode()
         assert (
             "There is no bot named “bot (medium)”: the bots are Bot (flood), Bot (simple), "
@@ -466,7 +474,7 @@ def test_a_cursor_made_by_hand_never_leads_to_an_empty_page(client, people, base
 
 def test_reversed_dates_are_refused_and_filter_nothing(client, people):
     """A range that ends before it starts is reported and left out whole: neither of its dates
-    filters the list or the feed."""
+    filters the list. A feed, which has nowhere to say so, refuses it with a 400 that does."""
     games = bulk_finished(6, [people["ann"], people["bob"]], step=timedelta(days=1))
     reversed_range = {"from": "2026-05-31", "to": "2026-05-29"}  # T0 is 1 June
     for url in ("/archive/", "/players/ann/"):
@@ -476,7 +484,22 @@ def test_reversed_dates_are_refused_and_filter_nothing(client, people):
         assert ids(response) == newest_first(games)
         # The dates stay in the form, to be put right.
         assert 'value="2026-05-31"' in response.content.decode()
-    entries = ET.fromstring(client.get("/archive/feed/", reversed_range).content)
+    for feed in ("/archive/feed/", "/players/ann/feed/"):
+        response = client.get(feed, reversed_range)
+        assert response.status_code == 400
+        assert "To (UTC): The end date is before the start date." in response.content.decode()
+        assert b"<entry" not in response.content
+    # Unreadable values too, and a result without a player in the archive's feed; the same
+    # filters read, the feeds list the games.
+    for feed, query in [
+        ("/players/ann/feed/", {"clock": "P9D"}),
+        ("/archive/feed/", {"from": "yesterday"}),
+        ("/archive/feed/", {"result": "won"}),
+    ]:
+        assert client.get(feed, query).status_code == 400
+    won = ET.fromstring(client.get("/players/ann/feed/", {"result": "won"}).content)
+    assert len(won.findall(f"{ATOM}entry")) == len(games)
+    entries = ET.fromstring(client.get("/archive/feed/", {"from": "2026-05-01"}).content)
     assert len(entries.findall(f"{ATOM}entry")) == len(games)
 
 

@@ -10,13 +10,13 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib.syndication.views import Feed
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.feedgenerator import Atom1Feed
 
 from games.archive import reads
-from games.archive.filters import Filters, filters_from
+from games.archive.filters import FilterForm, Filters, filters_from
 
 
 def _title(row: reads.Row) -> str:
@@ -56,9 +56,11 @@ class ArchiveFeed(_GamesFeed):
     subtitle = "Every finished game on mazesite, newest first, each with its replay."
 
     def __call__(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        form, filters = filters_from(request.GET)
+        if form.errors:
+            return _refused(form)
         # A player's name in another case: the feed under the name as written, for good, as the
         # archive's page does (it was an empty feed).
-        _, filters = filters_from(request.GET)
         person = filters.player and not filters.bot
         if person and reads.player_named(filters.player) is None:
             written = reads.name_as_written(filters.player)
@@ -93,6 +95,9 @@ class PlayerGames:
 
 class PlayerFeed(_GamesFeed):
     def __call__(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        form, _ = filters_from(request.GET, player=kwargs.get("name", ""))
+        if form.errors:
+            return _refused(form)
         try:
             return super().__call__(request, *args, **kwargs)
         except Http404:
@@ -129,6 +134,19 @@ class PlayerFeed(_GamesFeed):
 
     def items(self, obj: PlayerGames) -> list[reads.Row]:
         return reads.finished_page(obj.filters, size=reads.FEED_SIZE).rows
+
+
+def _refused(form: FilterForm) -> HttpResponse:
+    """A filter the feed cannot read: a 400 that says why, never a feed without it. The archive's
+    page drops a bad filter and shows why beside the list; a feed reader shows no message, and a
+    feed of every game under a filter's link would look like the filtered one."""
+    lines = [
+        f"{form.fields[name].label if name in form.fields else 'Filters'}: {message}"
+        for name, messages in form.errors.items()
+        for message in messages
+    ]
+    text = "This feed's filters cannot be read, so it lists nothing:\n" + "\n".join(lines)
+    return HttpResponseBadRequest(text + "\n", content_type="text/plain; charset=utf-8")
 
 
 def _with_query(path: str, params: dict[str, str]) -> str:

@@ -70,7 +70,6 @@ class FilterForm(forms.Form):
         choices=[("", "any result"), ("won", "won"), ("lost", "lost")],
         required=False,
         label="Result",
-        help_text="won or lost by the player",
     )
     clock = forms.ChoiceField(
         choices=[
