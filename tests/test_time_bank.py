@@ -740,14 +740,16 @@ def test_the_gift_form_gives_once_and_a_player_never_sees_anothers_time_zone(que
     giver = Client()
     giver.force_login(player_at(game, 1 - mover))
     page = giver.get(reverse("game", args=[game.pk])).content.decode()
-    assert "one more day</button>" in page and "Pacific/Auckland" not in page
+    assert 'class="give-time"' in page and "Pacific/Auckland" not in page
     assert "Weekends off" in page
     response = giver.post(
         reverse("game_give_time", args=[game.pk]), {"seat": str(mover)}, HTTP_HX_REQUEST="true"
     )
     assert response.status_code == 200
     html = response.content.decode()
-    assert "one more day</button>" not in html and "gave" in html
+    # Given once in the turn: the form goes, and its room stays, unseen (ui.seat_list).
+    assert 'class="give-time"' not in html and "gave" in html
+    assert '<span class="give-room" aria-hidden="true">' in html
     deadline = seat(game, mover).deadline
     for data in ({"seat": str(mover)}, {"seat": "x"}, {}, {"seat": str(1 - mover)}):
         response = giver.post(reverse("game_give_time", args=[game.pk]), data)

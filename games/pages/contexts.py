@@ -253,7 +253,16 @@ def game_context(
         for e in game.clock_events
         if e.get("kind") == core.GIFT_KIND and e.get("ply") == game.ply
     }
-    can_give = running and my_seat is not None and not out and my_seat.index not in gifts_given
+    may_give = running and my_seat is not None and not out
+    can_give = may_give and my_seat is not None and my_seat.index not in gifts_given
+    # Where a player may give a person another day, a seat with a clock and no button keeps a
+    # button's room (ui.seat_list): the board under the seats stays put as the turn goes round.
+    keeps_give_room = may_give and any(s != my_seat and not s.bot for s in seats)
+    given_to = {
+        s.index
+        for s in seats
+        if can_give and s != my_seat and not s.bot and s.deadline is not None and s.deadline > now
+    }
     # A rated game's end: each rated seat's change (one query, only then).
     changes = game_changes(game) if game.status == Game.Status.FINISHED else {}
     seat_rows = [
@@ -266,11 +275,8 @@ def game_context(
             "url": seat_url(s),
             "dropped": s.index in dropped,
             **_bank_row(game, s, zones.get(s.index), now),
-            "can_give": can_give
-            and s != my_seat
-            and not s.bot
-            and s.deadline is not None
-            and s.deadline > now,
+            "can_give": s.index in given_to,
+            "give_room": keeps_give_room and s.deadline is not None and s.index not in given_to,
             "rating": changes.get(s.index),
             "vacation_until": vacations.on_vacation_until(s.user if s.user_id else None, now),
         }

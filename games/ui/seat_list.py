@@ -64,6 +64,14 @@ def seat_list_html(rows: Sequence[dict[str, Any]], *, give_url: str, csrf_input:
                 f'          <button type="submit" class="secondary">Give {name} one more day'
                 "</button>\n        </form>\n      "
             )
+        elif row["give_room"]:
+            # The button's room, unseen and out of the tab order: on a phone the button has a
+            # line of its own, which the board below would fill when the turn comes.
+            out.append(
+                '<span class="give-room" aria-hidden="true"><button type="button"'
+                f' class="secondary" tabindex="-1" disabled>Give {name} one more day</button>'
+                "</span>"
+            )
         out.append("\n    </li>\n    ")
     return mark_safe("".join(out))  # noqa: S308 - names and texts escaped above
 

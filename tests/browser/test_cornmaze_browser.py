@@ -8,6 +8,7 @@ import io
 import json
 from zoneinfo import ZoneInfo
 
+import pytest
 from django.core.management import call_command
 from django.urls import reverse
 from playwright.sync_api import Page, expect
@@ -351,13 +352,19 @@ def test_the_move_log_reads_in_order_with_clock_events_among_the_moves(
         assert reading_order(page, "#log li") == written
 
 
+@pytest.mark.parametrize(
+    "viewport",
+    [{"width": 1280, "height": 900}, {"width": 375, "height": 667}],
+    ids=["desktop", "phone"],
+)
 def test_the_board_stays_in_place_when_the_turn_comes_and_abort_goes(
-    browser, live_server, make_cornmaze
+    browser, live_server, make_cornmaze, viewport
 ):
     """The Abort button (until somebody but the creator moves) stood above the board: the other
     player's first move, picked up by polling, took it away and the board jumped up 38 px. It
     stands with Resign, beside the board. And the seats' line lost the "give one more day"
-    button when the turn came, and the board went up 15 px more: the line keeps its height."""
+    button when the turn came, and the board went up 15 px more: the line keeps its height. On
+    a phone the button has a line of its own (45 px): the seat to move keeps its room."""
     game = make_cornmaze()
     creator = game.seats.get(user=game.created_by).index
 
@@ -367,7 +374,9 @@ def test_the_board_stays_in_place_when_the_turn_comes_and_abort_goes(
 
     if to_move(game) == creator:
         play(creator)
-    with signed_in(browser, live_server.url, client_for(game.created_by)) as context:
+    with signed_in(
+        browser, live_server.url, client_for(game.created_by), viewport=viewport
+    ) as context:
         page = context.new_page()
         page.goto(reverse("game", args=[game.pk]))
         expect(page.locator("#abort")).to_have_count(1)
