@@ -267,7 +267,9 @@ document.documentElement.classList.add("js"); // what only a page without JavaSc
     if (!form) return;
     var landedIn = parseInt(form.dataset.landedIn || "0", 10);
     race.readyAt = Math.max(race.readyAt, performance.now() + landedIn);
-    note("");
+    // The site's refusal of a step, drawn in the page: shown for the moment a note is.
+    var refused = document.getElementById("steer-note");
+    note(refused && !refused.hidden ? refused.textContent : "");
     timers();
   }
   document.addEventListener("htmx:afterSwap", learn);

@@ -547,6 +547,52 @@ def test_the_status_line_the_maze_and_the_pad_stay_in_view_and_in_place_at_the_f
         assert 0 <= top(page, "#maze-board") - (status["y"] + status["height"]) <= 40, status
 
 
+@pytest.mark.parametrize("viewport", [SMALL_PHONE, DESKTOP], ids=["phone", "desktop"])
+def test_a_refused_step_says_why_under_the_maze_and_moves_nothing(
+    new_page, live_server, queued: Queued, viewport: dict[str, int]
+) -> None:
+    """A step the site refused said why in the page's error line, above the runners: off a
+    phone's screen while steering, and it pushed the maze and the pad down (119 px at 375x667),
+    the pad's lower row under the screen. And a wall the page refused itself said so under the
+    pad's help, under the screen. Both say it over the sentence under the maze now, in sight,
+    and nothing moves, until the next step."""
+    game, page = race_against_a_bot(new_page, live_server, viewport)
+    place = (top(page, "#maze-board svg"), top(page, "#steer .pad"))
+    wall = page.locator("#steer button[name=dir][disabled]").first.get_attribute("value")
+    assert wall is not None
+    page.keyboard.press(KEYS[wall])
+    note = page.locator("#steer-note")
+    expect(note).to_have_text(f"There is a wall to the {rules.WORDS[wall]}.")
+    expect(note).to_be_in_viewport(ratio=1)
+    assert (top(page, "#maze-board svg"), top(page, "#steer .pad")) == place
+    # The site refuses a step sent twice (a retry, say), each sent as the page sends a step.
+    page.evaluate(
+        """async (open) => {
+            const number = document.getElementById("steer").elements.step.value;
+            const send = () => {
+                const form = document.getElementById("steer");
+                return htmx.ajax("POST", form.getAttribute("action"), {source: form,
+                    target: "#game", swap: "outerHTML", values: {dir: open, step: number}});
+            };
+            await send();
+            await send();
+        }""",
+        site.an_open_way(game, 0),
+    )
+    assert runner(game, 0)["steps"] == 1
+    expect(note).to_have_text(rules.Rules.STALE_MOVE)
+    expect(note).to_be_in_viewport(ratio=1)
+    expect(page.locator("#error-line")).to_be_empty()
+    assert (top(page, "#maze-board svg"), top(page, "#steer .pad")) == place
+    SHOTS.mkdir(exist_ok=True)
+    page.screenshot(path=SHOTS / f"mazerace-refused-{viewport['width']}.png")
+    # The runner's next step takes it away.
+    page.keyboard.press(KEYS[site.an_open_way(game, 0)])
+    expect(note).to_be_hidden()
+    wait_until(lambda: runner(game, 0)["steps"] == 2, timeout=10, what="the next step")
+    assert (top(page, "#maze-board svg"), top(page, "#steer .pad")) == place
+
+
 def test_on_a_phone_the_deadline_coming_moves_neither_the_maze_nor_the_pad(
     new_page, live_server, queued: Queued
 ) -> None:
