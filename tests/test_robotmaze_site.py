@@ -253,6 +253,18 @@ def test_abort_after_the_set_up_says_who_moved(game):
     assert Game.objects.get(pk=game.pk).status == "active"
 
 
+def chosen_commands(response) -> list[str]:
+    """The command each of the program form's selects has chosen ("" for "—")."""
+    page = response.content.decode()
+    chosen = []
+    for slot in range(1, 5):
+        select = re.search(rf'<select name="command_{slot}".*?</select>', page, re.S)
+        assert select is not None, slot
+        picked = re.search(r'<option value="(\w*)" selected>', select.group(0))
+        chosen.append(picked.group(1) if picked else "")
+    return chosen
+
+
 def test_program_preview_outcomes_and_the_end(game):
     set_up(game)
     (seat,) = robotmaze.to_move(game.state)
@@ -268,6 +280,10 @@ def test_program_preview_outcomes_and_the_end(game):
         reverse("game_draft", args=[game.pk]), {"command_1": "L", "command_3": "L", "runs": "1"}
     )
     assert gap.status_code == 409 and "Command 2 is empty" in gap.content.decode()
+    # Its answer draws the form as chosen, with no plan: the drafted one, drawn instead, was a
+    # stale preview, and the next "Run the program" ran it.
+    assert chosen_commands(gap) == ["L", "", "L", ""]
+    assert "R R D" not in gap.content.decode() and 'class="plan-lines"' not in gap.content.decode()
     assert "R R D, 3 times: 9 moves" in runner.get(f"/games/{game.pk}/").content.decode()
     for data, message in [
         ({"runs": "2"}, "Choose at least one command"),
@@ -279,6 +295,10 @@ def test_program_preview_outcomes_and_the_end(game):
     ]:
         response = runner.post(reverse("game_move", args=[game.pk]), {"ply": "2", **data})
         assert response.status_code == 409 and message in response.content.decode()
+        # The refused form as it was sent, not the draft before it.
+        sent = [data.get(f"command_{i}", "") for i in range(1, 5)]
+        assert chosen_commands(response) == sent, data
+        assert "R R D" not in response.content.decode()
     response = runner.post(
         reverse("game_move", args=[game.pk]), {"ply": "2", "command_1": "U", "runs": "1"}
     )

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -196,11 +195,13 @@ def _game_response(
     move: Move | None = None,
     watch: tuple[str, float, int] | None = None,
     invited: bool = False,
+    shown: JSON | None = None,
 ) -> HttpResponse:
     """The game's page or partial; `watch`: the viewer's watching mark to write (a look);
-    `invited`: asked through a private game's invite link. A private game waiting for players
-    is not found by anyone else who is not in it (Game.hidden_from)."""
-    draft = request.session.get(_draft_key(game_id))
+    `invited`: asked through a private game's invite link; `shown`: a draft to draw instead of
+    the kept one. A private game waiting for players is not found by anyone else who is not in
+    it (Game.hidden_from)."""
+    draft = request.session.get(_draft_key(game_id)) if shown is None else shown
     now = clock.now()
     # A page with an error or a draft is drawn for its request alone; any other may be kept
     # (game_cache). The move's answer, from the game it wrote (a version nobody saw yet), is
@@ -374,13 +375,17 @@ def game_move(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     # The form as a draft, read against the position it was made for: a refused move's page
     # shows what the player had chosen (a page without JavaScript has no draft of it yet).
     kept: list[JSON] = []
+    shown: list[JSON] = []  # or, if it cannot be a draft, the form as chosen, not kept
 
     def read(game: Game, view: JSON) -> JSON:
         ui = get_ui(game.kind)
-        with contextlib.suppress(MoveInputError):
+        try:
             kept.append(
                 ui.draft_update(request.POST, view, request.session.get(_draft_key(game_id)))
             )
+        except MoveInputError as exc:
+            if exc.shown is not None:
+                shown.append(exc.shown)
         return ui.parse_move(request.POST, view)
 
     try:
@@ -390,7 +395,7 @@ def game_move(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
     except (MoveInputError, core.GameError) as exc:
         if kept:
             request.session[_draft_key(game_id)] = kept[0]
-        return _refused(request, game_id, str(exc))
+        return _refused(request, game_id, str(exc), shown=shown[0] if shown else None)
     request.session.pop(_draft_key(game_id), None)
     # The answer's partial from the game and seats the move read and wrote under the lock:
     # committed, so the same as a read now would give, without reading them again; its log
@@ -416,7 +421,7 @@ def game_draft(request: HtmxHttpRequest, game_id: int) -> HttpResponseBase:
             request.POST, view, request.session.get(key)
         )
     except MoveInputError as exc:
-        return _refused(request, game_id, str(exc))
+        return _refused(request, game_id, str(exc), shown=exc.shown)
     return _after_action(request, game_id)
 
 
@@ -560,10 +565,16 @@ def _after_action(
 
 
 def _refused(
-    request: HtmxHttpRequest, game_id: int, message: str, *, invited: bool = False
+    request: HtmxHttpRequest,
+    game_id: int,
+    message: str,
+    *,
+    invited: bool = False,
+    shown: JSON | None = None,
 ) -> HttpResponseBase:
     # The same page or partial with the reason; status 409 (htmx is configured to swap it).
-    return _game_response(request, game_id, error=message, status=409, invited=invited)
+    # `shown`: the move form as the player filled it in (MoveInputError.shown), not kept.
+    return _game_response(request, game_id, error=message, status=409, invited=invited, shown=shown)
 
 
 @require_safe

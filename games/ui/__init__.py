@@ -57,7 +57,13 @@ MARKS = [
 
 
 class MoveInputError(Exception):
-    """A move form that cannot be read. `str(exc)` is a sentence for the player."""
+    """A move form that cannot be read. `str(exc)` is a sentence for the player; `shown`, if
+    given, the form as the player filled it in, as a draft to draw the refusal with (never
+    kept): the page then shows what was chosen, not the last draft that could be read."""
+
+    def __init__(self, message: str, *, shown: JSON | None = None) -> None:
+        super().__init__(message)
+        self.shown = shown
 
 
 class CreateForm(forms.Form):

@@ -218,10 +218,20 @@ def program_text(program: str, runs: int) -> str:
     return f"{' '.join(program)}, {times}: {moves} move{'s' if moves != 1 else ''}"
 
 
-def read_program(data: QueryDict) -> tuple[str, int]:
-    commands = [
+def _commands(data: QueryDict) -> list[str]:
+    return [
         (data.get(f"command_{i}") or "").strip().upper() for i in range(1, rules.MAX_COMMANDS + 1)
     ]
+
+
+def chosen_commands(data: QueryDict) -> str:
+    """The form's commands as chosen, a space for each one left empty: "U R" has a gap. What
+    no select offers draws as empty."""
+    return "".join(c if c in rules.DIRECTIONS and len(c) == 1 else " " for c in _commands(data))
+
+
+def read_program(data: QueryDict) -> tuple[str, int]:
+    commands = _commands(data)
     gap = commands.index("") if "" in commands else len(commands)
     if any(commands[gap:]):
         # A gap would be closed up and the program played otherwise than it reads.
@@ -403,7 +413,7 @@ def command_choices_html(program: JSON) -> SafeString:
     chosen = program["program"]
     out = []
     for slot in range(1, rules.MAX_COMMANDS + 1):
-        value = chosen[slot - 1] if slot <= len(chosen) else ""
+        value = chosen[slot - 1].strip() if slot <= len(chosen) else ""
         options = "".join(
             f'<option value="{key}"{" selected" if value == key else ""}>{word}</option>'
             for key, word in COMMAND_WORDS.items()
@@ -552,7 +562,8 @@ class UI(GameUI):
         program: JSON = {"program": "", "runs": None}
         program.update((draft or {}).get("program") or {})
         chosen = program["program"]
-        if chosen:
+        # A refused form drawn as chosen (UI.draft_update) has no plan: its gap is refused.
+        if chosen and " " not in chosen and program["runs"] in range(1, rules.MAX_RUNS + 1):
             robot = view["robots"][viewer]
             program["text"] = program_text(chosen, program["runs"])
             program["plan"] = program_plan(robot, chosen, program["runs"])
@@ -603,6 +614,12 @@ class UI(GameUI):
                     warehouse[r] = "".join(row)
                 draft["warehouse"] = warehouse
         else:
-            program, runs = read_program(data)
+            try:
+                program, runs = read_program(data)
+            except MoveInputError as exc:
+                # Drawn as chosen, gaps and all: the last program that could be read, shown
+                # instead, would be run by the next click on "Run the program".
+                chosen = {"program": chosen_commands(data), "runs": ascii_int(data.get("runs"))}
+                raise MoveInputError(str(exc), shown={**draft, "program": chosen}) from None
             draft["program"] = {"program": program, "runs": runs}
         return draft

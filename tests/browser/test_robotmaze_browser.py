@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 
-from playwright.sync_api import Error, Route, expect
+from playwright.sync_api import Error, Page, Route, expect
 
 from games.engines import robotmaze
 from games.models import Game
@@ -216,13 +216,25 @@ def test_crates_tapped_while_one_is_on_its_way_are_all_placed(
         context.close()
 
 
+def run_refused(page: Page) -> None:
+    """Run the program, and wait for its refusal to be drawn: the page said the same before."""
+    with page.expect_response(lambda r: r.url.endswith("/move") and r.status == 409):
+        page.locator("#play").click()
+    page.wait_for_function(
+        "() => !document.querySelector('.htmx-request, .htmx-swapping, .htmx-settling')"
+    )
+
+
 def test_a_program_with_a_gap_says_so_as_it_is_chosen(
     browser, live_server, transactional_db
 ) -> None:
     """Command 2 chosen with command 1 empty: the page says at once, in the error line, that the
     commands go in order with no gap (the gap was closed up and played as another program; and
-    a refused preview showed nothing); Run the program says the same and plays nothing; the
-    program chosen in order previews and takes the error line away."""
+    a refused preview showed nothing); Run the program says the same, plays nothing and leaves
+    the commands as chosen; the program chosen in order previews and takes the error line away.
+    A gap made in a previewed program takes its preview away: the form's last program that
+    could be read stayed previewed, and the refusal of Run drew that program back into the form
+    (the next click ran it)."""
     from tests.browser.tour import client_for, signed_in
     from tests.worker_fixtures import make_player
 
@@ -236,13 +248,23 @@ def test_a_program_with_a_gap_says_so_as_it_is_chosen(
         form = page.locator("#move-form.program-form")
         form.locator("select[name=command_2]").select_option("D")
         expect(page.locator("#error")).to_contain_text("Command 1 is empty")
-        page.locator("#play").click()
-        # The refusal's page is drawn: the form as the draft had it, with no program yet.
-        expect(form.locator("select[name=command_2]")).to_have_value("")
+        run_refused(page)
+        # The refusal's page is drawn with the form as it was sent.
         expect(page.locator("#error")).to_contain_text("Command 1 is empty")
+        expect(form.locator("select[name=command_1]")).to_have_value("")
+        expect(form.locator("select[name=command_2]")).to_have_value("D")
         form.locator("select[name=command_1]").select_option("R")
-        form.locator("select[name=command_2]").select_option("D")
         expect(page.locator("#program-preview")).to_contain_text("R D, once: 2 moves")
         expect(page.locator("#error")).to_have_count(0)  # the refusal is over
+        # A gap made in it: no preview of the program before it, and Run draws the gap back.
+        form.locator("select[name=command_1]").select_option("")
+        expect(page.locator("#error")).to_contain_text("Command 1 is empty")
+        expect(page.locator("#program-preview")).not_to_contain_text("R D")
+        expect(page.locator("#board .plan")).to_have_count(0)
+        run_refused(page)
+        expect(page.locator("#error")).to_contain_text("Command 1 is empty")
+        expect(form.locator("select[name=command_1]")).to_have_value("")
+        expect(form.locator("select[name=command_2]")).to_have_value("D")
+        expect(page.locator("#program-preview")).not_to_contain_text("R D")
     game.refresh_from_db()
     assert game.ply == 2
