@@ -253,16 +253,16 @@ def game_context(
         for e in game.clock_events
         if e.get("kind") == core.GIFT_KIND and e.get("ply") == game.ply
     }
-    may_give = running and my_seat is not None and not out
-    can_give = may_give and my_seat is not None and my_seat.index not in gifts_given
-    # Where a player may give a person another day, a seat with a clock and no button keeps a
-    # button's room (ui.seat_list): the board under the seats stays put as the turn goes round.
-    keeps_give_room = may_give and any(s != my_seat and not s.bot for s in seats)
-    given_to = {
-        s.index
-        for s in seats
-        if can_give and s != my_seat and not s.bot and s.deadline is not None and s.deadline > now
-    }
+    # The people this player may give another day (once a turn, while their clock runs); where
+    # there are any, a seat with a clock and no button keeps a button's room (ui.seat_list), and
+    # the board under the seats stays put as the turn goes round.
+    people = [s for s in seats if s != my_seat and not s.bot]
+    keeps_give_room = running and my_seat is not None and not out and bool(people)
+    given_to = (
+        {s.index for s in people if s.deadline is not None and s.deadline > now}
+        if keeps_give_room and my_seat is not None and my_seat.index not in gifts_given
+        else set()
+    )
     # A rated game's end: each rated seat's change (one query, only then).
     changes = game_changes(game) if game.status == Game.Status.FINISHED else {}
     seat_rows = [
