@@ -253,7 +253,7 @@ def test_abort_after_the_set_up_says_who_moved(game):
     assert Game.objects.get(pk=game.pk).status == "active"
 
 
-def chosen_commands(response) -> list[str]:
+def selected_commands(response) -> list[str]:
     """The command each of the program form's selects has chosen ("" for "—")."""
     page = response.content.decode()
     chosen = []
@@ -282,7 +282,7 @@ def test_program_preview_outcomes_and_the_end(game):
     assert gap.status_code == 409 and "Command 2 is empty" in gap.content.decode()
     # Its answer draws the form as chosen, with no plan: the drafted one, drawn instead, was a
     # stale preview, and the next "Run the program" ran it.
-    assert chosen_commands(gap) == ["L", "", "L", ""]
+    assert selected_commands(gap) == ["L", "", "L", ""]
     assert "R R D" not in gap.content.decode() and 'class="plan-lines"' not in gap.content.decode()
     assert "R R D, 3 times: 9 moves" in runner.get(f"/games/{game.pk}/").content.decode()
     for data, message in [
@@ -297,7 +297,7 @@ def test_program_preview_outcomes_and_the_end(game):
         assert response.status_code == 409 and message in response.content.decode()
         # The refused form as it was sent, not the draft before it.
         sent = [data.get(f"command_{i}", "") for i in range(1, 5)]
-        assert chosen_commands(response) == sent, data
+        assert selected_commands(response) == sent, data
         assert "R R D" not in response.content.decode()
     response = runner.post(
         reverse("game_move", args=[game.pk]), {"ply": "2", "command_1": "U", "runs": "1"}
