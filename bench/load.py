@@ -30,6 +30,9 @@ client sends a request as soon as the last one answered, one at a time, keep-ali
    when there is one (a game still lasts about 20 plies), Robot Maze Race programs that step
    into a clear cell and back; a game over, or at 60 plies, is set aside for the next one, and
    only when a client has none left does it make one in the window ("setup: ..." rows, apart);
+   then the least move: the same clients POST /bench/least-move (BENCH_YARDSTICK=1), what any
+   move must do at the least (signed in, the CSRF check, a game's row read under its lock and
+   written, committed), with no engine, move row or answer: a move costs at least that;
 3. play: N guests in pairs, half playing Corn mazes, half Robot Maze Races, each loop: the
    game's partial (htmx GET, "page"), then its move (POST) when it is its turn, else one poll
    (GET ?since=version, 204 when nothing changed); a finished game is followed by a new one;
@@ -538,6 +541,7 @@ class MoveClient:
         self.rng = rng
         self.games: list[OwnedGame] = []
         self.signed_in = False
+        self.first_game_id = 0  # the row of its least-move POSTs
 
     def game_add(self, kind: str, db: GameRows, prefix: str = "setup: ") -> bool:
         """A new game between the two guests, set up (a Robot Maze Race's warehouses posted)."""
@@ -562,6 +566,7 @@ class MoveClient:
             status, _, _ = joiner.request(f"{prefix}join", "POST", f"/games/{game_id}/join")
             if status not in (200, 302):
                 return False
+        self.first_game_id = self.first_game_id or game_id
         state, ply, maker_seat = db.read(game_id)
         game = OwnedGame(kind, game_id, state, ply, {maker_seat: 0, 1 - maker_seat: 1})
         for _ in range(4):
@@ -863,6 +868,18 @@ def players_run(
             phase(f"moves {kind}", movers, moving),
             yardstick,
         )
+
+    def least_move(mover: MoveClient, stop: threading.Event) -> None:
+        while not stop.is_set():
+            mover.guests[0].request(
+                "least move", "POST", f"/bench/least-move?id={mover.first_game_id}", htmx=True
+            )
+
+    table(
+        f"{n} clients: the least move (signed in, CSRF, a row locked, read and written)",
+        phase("least move", movers, least_move),
+        yardstick,
+    )
 
     # Guests, in pairs: half Corn maze, half Robot Maze Race.
     guests = [Client(port) for _ in range(max(2, n - n % 2))]
@@ -1213,17 +1230,21 @@ TARGET_P95_MS = 50.0
 P95_FEWEST = 20
 
 
+def fastest_yardstick(figures: dict[str, Row]) -> float:
+    """What each ratio is judged against: the fastest of the run's yardstick windows, since a
+    window that ran slow (one run's first came out at 536 req/s, its next two at 1,169 and
+    1,189) would flatter the figure measured after it."""
+    return max(
+        (r.rate for key, r in figures.items() if key.startswith("yardstick before ")),
+        default=0.0,
+    )
+
+
 def targets(by_n: dict[int, dict[str, Row]], errors: int, lost: int) -> bool:
     """Issue 13's targets against what was measured; True when none is not met."""
     lines: list[tuple[str, str, bool | None]] = []
     for n, figures in by_n.items():
-        # Each ratio is judged against the fastest of the run's yardstick windows: a window that
-        # ran slow (one run's first came out at 536 req/s, its next two at 1,169 and 1,189)
-        # would flatter the target measured after it.
-        y = max(
-            (r.rate for key, r in figures.items() if key.startswith("yardstick before ")),
-            default=0.0,
-        )
+        y = fastest_yardstick(figures)
         for title, endpoint, label in (
             ("moves cornmaze", "move cornmaze", "Corn maze move POST"),
             ("moves robotmaze", "move robotmaze", "Robot Maze Race move POST"),
@@ -1252,6 +1273,14 @@ def targets(by_n: dict[int, dict[str, Row]], errors: int, lost: int) -> bool:
     lines.append(("errors (5xx or no answer, the whole run) = 0", str(errors), errors == 0))
     lines.append(("acknowledged moves not in the database = 0", str(lost), lost == 0))
     width = max(len(t) for t, _, _ in lines)
+    for n, figures in by_n.items():
+        y = fastest_yardstick(figures)
+        least = figures.get("least move: least move")
+        if least and y:
+            print(
+                f"\n{n} clients: the least move / yardstick = {least.rate / y:.3f} "
+                f"({least.rate:.0f} / {y:.0f} req/s): no move POST can do better than that"
+            )
     print("\ntargets (issue 13)")
     print(f"| {'target':<{width}} | {'measured':<34} | {'':<7} |")
     print(f"|{'-' * (width + 2)}|{'-' * 36}|{'-' * 9}|")

@@ -457,7 +457,8 @@ except ValueError as exc:
 PROMETHEUS_EXPORT_MIGRATIONS = False
 
 # The bare view that benches measure the site against (bench/load.py): one indexed query, at
-# /bench/yardstick. Only with BENCH_YARDSTICK=1, never by default.
+# /bench/yardstick, and the least a move POST can be, at /bench/least-move (mazesite/benchviews.py).
+# Only with BENCH_YARDSTICK=1, never by default.
 BENCH_YARDSTICK = env_bool("BENCH_YARDSTICK", False)
 
 # One beat schedules, however many are started (mazesite/beat.py).

@@ -65,4 +65,7 @@ urlpatterns = [
 ]
 urlpatterns += [path("metrics", metrics.metrics, name="metrics")]
 if settings.BENCH_YARDSTICK:
-    urlpatterns += [path("bench/yardstick", benchviews.yardstick, name="bench_yardstick")]
+    urlpatterns += [
+        path("bench/yardstick", benchviews.yardstick, name="bench_yardstick"),
+        path("bench/least-move", benchviews.least_move, name="bench_least_move"),
+    ]
