@@ -91,6 +91,21 @@ document.documentElement.classList.add("js"); // what only a page without JavaSc
   });
 })();
 
+// A list that puts its filters in the address (the archive's) asks again only for another
+// address: a field left (its change) and then Filter would ask twice for the same list, and
+// push it twice, so that the first Back went nowhere.
+document.addEventListener("htmx:configRequest", function (event) {
+  var detail = event.detail;
+  if (detail.verb !== "get" || !detail.elt.hasAttribute("hx-push-url")) return;
+  var query = [];
+  detail.formData.forEach(function (value, key) { // as htmx writes it (its urlEncode)
+    query.push(encodeURIComponent(key) + "=" + encodeURIComponent(value));
+  });
+  var path = detail.path + (query.length ? (detail.path.indexOf("?") < 0 ? "?" : "&") + query.join("&") : "");
+  var url = new URL(path, location.href);
+  if (url.href === location.href) event.preventDefault();
+});
+
 // Clocks count down between server updates; the server's deadline stays the truth.
 (function () {
   function pad(n) { return String(n).padStart(2, "0"); }

@@ -127,3 +127,32 @@ def test_a_bot_typed_in_the_player_filter_lists_its_games(new_page, make_user):
     row = page.locator(f"#game-{against_bot.pk}")
     assert row.locator(".bot-name").inner_text() == "Bot (strong)"
     assert row.locator(".bot-name a").count() == 0  # a bot has no player page
+
+
+def test_a_field_left_then_filter_asks_once_and_back_goes_to_the_last_filter(new_page, make_user):
+    ann, bob = make_user(), make_user()
+    (anns,) = bulk_finished(1, [ann, bob], winner=0)
+    bulk_finished(2, [bob, make_user()])
+    page = new_page()
+    page.goto("/archive/")
+    page.locator(f"#game-{anns.pk}").wait_for()
+    listed: list[str] = []
+    page.on("request", lambda r: listed.append(r.url) if "/archive/?" in r.url else None)
+    start = page.evaluate("history.length")
+
+    # Leaving the field asks for its list; Filter then asks for nothing more.
+    page.fill("input[name=player]", ann.username)
+    page.press("input[name=player]", "Tab")
+    page.wait_for_url(re.compile(r"/archive/\?.*player="))
+    page.wait_for_function("() => document.querySelectorAll('tr.archive-row').length === 1")
+    page.get_by_role("button", name="Filter").click()
+    page.select_option("select[name=result]", "won")
+    page.wait_for_url(re.compile(r"/archive/\?.*result=won"))
+    assert len(listed) == 2, listed
+    assert page.evaluate("history.length") == start + 2
+
+    page.go_back()
+    page.wait_for_url(re.compile(r"/archive/\?.*player=.*result=&"))
+    page.go_back()
+    page.wait_for_url(re.compile(r"/archive/$"))
+    page.wait_for_function("() => document.querySelectorAll('tr.archive-row').length === 3")
