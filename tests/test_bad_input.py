@@ -194,7 +194,15 @@ def test_a_body_larger_than_the_site_takes_is_refused_before_it_is_read(client: 
     upload = SimpleUploadedFile("big.json", b"{}")
     declared = str(settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1)
     for path in ("/accounts/login/", "/records/verify/"):
+        # A page that says so, with the site's header to go on from; to htmx, the sentence.
         response = client.post(path, {"file": upload}, CONTENT_LENGTH=declared)
+        assert response.status_code == 400
+        assert response["Content-Type"].startswith("text/html")
+        assert f'role="alert">{middleware.too_large()}</p>' in response.content.decode()
+        assert 'href="/archive/"' in response.content.decode()
+        response = client.post(
+            path, {"file": upload}, CONTENT_LENGTH=declared, HTTP_HX_REQUEST="true"
+        )
         assert response.status_code == 400
         assert response.content.decode() == middleware.too_large()
     # The pasted text of a game record is the one value that may be longer than MAX_CHARS.

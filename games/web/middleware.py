@@ -16,10 +16,11 @@ from csp.constants import HEADER, HEADER_REPORT_ONLY
 from csp.middleware import CheckableLazyObject, CSPMiddleware
 from csp.utils import build_policy
 from django.conf import settings
+from django.contrib.auth.models import AnonymousUser
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, HttpResponseBase
-from django.shortcuts import redirect
+from django.shortcuts import redirect, render
 from django.urls import reverse
 
 NUL = "\x00"
@@ -94,16 +95,22 @@ def _declared_length(request: HttpRequest) -> int:
 
 
 class InputGuardMiddleware:
-    """Answers 400 with a sentence to a request that `request_problem` refuses."""
+    """Answers 400 with a sentence to a request that `request_problem` refuses: for htmx the
+    sentence alone, which the page's error line shows (static/js/site.js), else a page that
+    says it, with the site's header to go on from (a record too large to check, say). Either
+    way before a session or a query: the page is drawn for nobody signed in."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         problem = request_problem(request)
-        if problem is not None:
+        if problem is None:
+            return self.get_response(request)
+        if request.headers.get("HX-Request") == "true":
             return HttpResponseBadRequest(problem, content_type="text/plain; charset=utf-8")
-        return self.get_response(request)
+        request.user = AnonymousUser()  # the session is not read: its cookie may be the problem
+        return render(request, "400.html", {"message": problem}, status=HTTPStatus.BAD_REQUEST)
 
 
 class FormPageMiddleware:
