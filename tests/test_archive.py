@@ -373,6 +373,7 @@ def test_bad_filters_are_dropped_with_a_message_not_an_error_page(client, mixed)
     assert "Select a valid choice" in page
     assert "Choose a player to see the games they won or lost." in page
     assert "Enter a valid date." in page
+    assert "The games below are listed without those filters." in page
     assert ids(response) == expect(
         mixed, "ann_beats_bob", "bob_beats_ann", "ann_beats_bot", "bot_beats_cat", "robot"
     )
@@ -381,6 +382,7 @@ def test_bad_filters_are_dropped_with_a_message_not_an_error_page(client, mixed)
     assert "There is no player named “nobody”." in response.content.decode()
     response = client.get("/archive/", {"from": "2026-06-02", "to": "2026-06-01"})
     assert "The end date is before the start date." in response.content.decode()
+    assert "The games below are listed without that filter." in response.content.decode()
     for url in ("/archive/", "/archive/feed/", "/players/ann/", "/players/ann/feed/"):
         assert client.get(url, {"from": "0001-01-01", "to": "9999-12-31"}).status_code == 200
 
