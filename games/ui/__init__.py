@@ -77,8 +77,7 @@ class CreateForm(forms.Form):
         initial="0",
         required=False,
         label="Time bank",
-        help_text="Spent only when a move takes longer than its time; each move adds a day back."
-        " (A slow Maze Race: added once to the race's clock.)",
+        help_text="Spent only when a move takes longer than its time; each move adds a day back.",
     )
     weekends_off = forms.BooleanField(
         required=False,

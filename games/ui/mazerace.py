@@ -41,6 +41,12 @@ PATH_OFFSETS = [(-4, -4), (4, 4), (4, -4), (-4, 4)]
 MS = timedelta(milliseconds=1)
 
 
+BANK_HELP = "A slow race only: added once to the race's clock. A live race keeps its own clock."
+WEEKENDS_OFF_HELP = (
+    "A slow race only: its clock stops on Saturdays and Sundays, in each runner's own time zone."
+)
+
+
 class MazeraceCreateForm(CreateForm):
     race = forms.ChoiceField(label="Race", choices=RACES, initial=LIVE)
     seats = AsciiIntegerField(
@@ -56,6 +62,9 @@ class MazeraceCreateForm(CreateForm):
             self.fields[f"seat_{i}"] = forms.ChoiceField(
                 choices=choices, initial=PERSON, required=False, label=f"Runner {i + 1}"
             )
+        # A race has no moves to add a day back: its bank is added once.
+        self.fields["bank"].help_text = BANK_HELP
+        self.fields["weekends_off"].help_text = WEEKENDS_OFF_HELP
 
     def create_args(self) -> tuple[JSON, str, list[str]]:
         race = self.cleaned_data["race"]

@@ -157,15 +157,22 @@ document.addEventListener("htmx:configRequest", function (event) {
     var form = event.target.closest && event.target.closest("#move-form");
     if (form && event.target.name === "first") second(form);
   });
-  // New game: show a seat's choice only for the seats the game will have.
+  // New game: show a seat's choice only for the seats the game will have, and a clock's
+  // options only for a clock that takes them (a live race keeps its own: they are not sent).
   function seats(form) {
     var input = form.querySelector("input[name=seats]");
     var n = parseInt(input && input.value, 10) || 2;
-    form.querySelectorAll(".seat-choice").forEach(function (label) {
-      label.hidden = parseInt(label.dataset.seat, 10) >= n;
+    form.querySelectorAll(".seat-choice").forEach(function (field) {
+      field.hidden = parseInt(field.dataset.seat, 10) >= n;
     });
     var note = form.querySelector(".seats-note");
     if (note) note.hidden = true;
+    var race = form.querySelector("select[name=race]");
+    var live = !!race && race.value === "live";
+    form.querySelectorAll(".clock-option").forEach(function (field) {
+      field.hidden = live;
+      field.querySelectorAll("input, select").forEach(function (control) { control.disabled = live; });
+    });
   }
   document.addEventListener("input", function (event) {
     var form = event.target.closest && event.target.closest("#new-game");

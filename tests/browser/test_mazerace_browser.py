@@ -56,6 +56,34 @@ def settled(page: Page, game: Game) -> dict:
     raise AssertionError("the page did not settle")
 
 
+def test_a_live_race_is_offered_no_clock_options_and_a_slow_one_keeps_them(new_page) -> None:
+    page = new_page()
+    page.goto("/new/mazerace/")
+    bank, weekends = page.locator("select[name=bank]"), page.locator("input[name=weekends_off]")
+    page.select_option("select[name=race]", "P3D")
+    expect(bank).to_be_visible()
+    expect(page.locator("#id_bank_helptext")).to_contain_text("added once to the race's clock")
+    bank.select_option("7")
+    weekends.check()
+    # A bank chosen for a slow race and then a live race: the live race is made, with none.
+    page.select_option("select[name=race]", "live")
+    expect(bank).to_be_hidden()
+    expect(weekends).to_be_hidden()
+    expect(page.locator("#id_bank_helptext")).to_be_hidden()
+    page.click("text=Create the game")
+    page.wait_for_url("**/games/*/")
+    live = Game.objects.get()
+    assert (live.clock, live.clock_options) == ("live", {})
+
+    page.goto("/new/mazerace/")
+    page.select_option("select[name=race]", "P30D")
+    page.select_option("select[name=bank]", "14")
+    page.click("text=Create the game")
+    page.wait_for_url("**/games/*/")
+    slow = Game.objects.exclude(pk=live.pk).get()
+    assert (slow.clock, slow.clock_options) == ("P30D", {"bank_days": 14})
+
+
 @pytest.mark.worker
 def test_a_person_races_a_bot_with_the_keyboard_to_the_end(
     new_page, celery_worker_process: WorkerProcess
