@@ -1091,7 +1091,10 @@ def test_an_invited_visitor_signs_in_back_to_the_invite_and_meets_no_dead_link()
     invite_url = reverse("game_invite", args=[game.pk, game.invite_token])
     anonymous = Client()
     page = anonymous.get(invite_url).content.decode()
-    assert "You will play as a guest, and a guest's game is not rated." in page
+    assert (
+        "You will play as a guest, and a game with a guest is never rated: this rated game "
+        "will not be."
+    ) in page
     links = [href.replace("&amp;", "&") for href in re.findall(r'href="([^"]+)"', page)]
     sign_ins = [href for href in links if href.startswith((reverse("login"), reverse("signup")))]
     assert len(sign_ins) >= 3 and all(href.endswith(f"?next={invite_url}") for href in sign_ins)
