@@ -581,7 +581,9 @@ def test_a_bad_return_date_is_refused_with_a_message_and_changes_nothing(
         before = _snapshot()
         response = client.post(reverse("vacation_start"), data)
         assert response.status_code == 400
-        assert message in response.content.decode()
+        # Said at the date's field, in the form, not at the top of the page.
+        form = response.content.decode().split('id="vacation-form"', 1)[1].split("</form>")[0]
+        assert message in form
         assert _snapshot() == before
 
 

@@ -360,6 +360,8 @@ def vacation_start(request: HttpRequest) -> HttpResponse:
         if form.is_valid():
             try:
                 vacation = vacations.vacation_start(user=user, until=until)
+            except vacations.VacationTooLong as exc:
+                form.add_error("return_on", str(exc))
             except vacations.VacationError as exc:
                 messages.error(request, str(exc))
             else:

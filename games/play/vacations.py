@@ -58,6 +58,10 @@ class VacationError(Exception):
     """A vacation the site refuses. `str(exc)` is a sentence for the player; nothing changed."""
 
 
+class VacationTooLong(VacationError):
+    """A return date further than the player's vacation days reach: the date's error."""
+
+
 class VacationBusy(VacationError):
     """One of the player's games was locked for longer than GAME_LOCK_TIMEOUT_MS."""
 
@@ -176,7 +180,7 @@ def vacation_start(
                 raise VacationError("Choose a return date after today.")
             days = days_for(until=until, now=now)
             if days > vacation.days_left:
-                raise VacationError(
+                raise VacationTooLong(
                     f"That is {days} days of vacation, and you have {vacation.days_left} left."
                 )
         vacation.started_at = now
