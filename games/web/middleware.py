@@ -110,7 +110,14 @@ class InputGuardMiddleware:
         if request.headers.get("HX-Request") == "true":
             return HttpResponseBadRequest(problem, content_type="text/plain; charset=utf-8")
         request.user = AnonymousUser()  # the session is not read: its cookie may be the problem
-        return render(request, "400.html", {"message": problem}, status=HTTPStatus.BAD_REQUEST)
+        response = render(request, "400.html", {"message": problem}, status=HTTPStatus.BAD_REQUEST)
+        # The policy of every page, which PolicyMiddleware, further in, does not get to add.
+        header, report_only = _policies()
+        if header:
+            response[HEADER] = header
+        if report_only:
+            response[HEADER_REPORT_ONLY] = report_only
+        return response
 
 
 class FormPageMiddleware:
