@@ -799,9 +799,11 @@ def test_a_press_shorter_than_a_hold_is_one_step_and_a_held_button_keeps_steppin
     deadline = time.monotonic() + 20
     while int(marker.get_attribute("data-cell")[1:]) < 6:
         assert time.monotonic() < deadline, "the held button did not keep stepping"
-        # The server times the landings by its own clock, which the page's does not stop.
-        time.sleep(rules.STEP_MS / 1000)
-        page.clock.run_for(300)
+        # The server times the landings by its own clock: the page's never runs ahead of it
+        # (each 50 ms of the page's after 50 ms of the server's), or a step would be sent
+        # before its last had landed, and refused (run 300 ms after sleeping 250, it was).
+        time.sleep(0.05)
+        page.clock.run_for(50)
     south.evaluate(PRESS, "pointerup")
     page.clock.run_for(2_000)
     sent = page.evaluate("window.sent")
