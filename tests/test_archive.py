@@ -372,7 +372,7 @@ def test_bad_filters_are_dropped_with_a_message_not_an_error_page(client, mixed)
     page = response.content.decode()
     assert "Select a valid choice" in page
     assert "Choose a player to see the games they won or lost." in page
-    assert "Enter a valid date." in page
+    assert "Enter a day as year-month-day, such as 2026-12-04." in page
     assert "The games below are listed without those filters." in page
     assert ids(response) == expect(
         mixed, "ann_beats_bob", "bob_beats_ann", "ann_beats_bot", "bot_beats_cat", "robot"
@@ -380,6 +380,10 @@ def test_bad_filters_are_dropped_with_a_message_not_an_error_page(client, mixed)
     response = client.get("/archive/", {"player": "nobody"})
     assert ids(response) == []
     assert "There is no player named “nobody”." in response.content.decode()
+    # A day written as some countries write it is not guessed at: 04/12/2026 is not read.
+    response = client.get("/archive/", {"from": "04/12/2026"})
+    assert "Enter a day as year-month-day, such as 2026-12-04." in response.content.decode()
+    assert ids(response) == ids(client.get("/archive/"))
     response = client.get("/archive/", {"from": "2026-06-02", "to": "2026-06-01"})
     assert "The end date is before the start date." in response.content.decode()
     assert "The games below are listed without that filter." in response.content.decode()

@@ -92,8 +92,16 @@ class FilterForm(forms.Form):
         # `from` and `to` are Python keywords, so these two are added by name.
         date_input = forms.DateInput(attrs={"type": "date"})
         # Days as the server counts them, in UTC: the page's times are each viewer's own.
-        self.fields["from"] = forms.DateField(required=False, label="From (UTC)", widget=date_input)
-        self.fields["to"] = forms.DateField(required=False, label="To (UTC)", widget=date_input)
+        # The date control's own format alone: "04/12/2026" is a day in one country and another
+        # elsewhere, and Django would read it as 12 April.
+        for name, label in (("from", "From (UTC)"), ("to", "To (UTC)")):
+            self.fields[name] = forms.DateField(
+                required=False,
+                label=label,
+                widget=date_input,
+                input_formats=["%Y-%m-%d"],
+                error_messages={"invalid": "Enter a day as year-month-day, such as 2026-12-04."},
+            )
         if not with_player:
             del self.fields["player"]
 
