@@ -11,7 +11,9 @@ from typing import Any
 
 import pytest
 from django.conf import settings
+from django.contrib.auth.models import AnonymousUser
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.template.loader import render_to_string
 from django.test import Client
 from django.urls import reverse
 from django_ratelimit.core import _split_rate
@@ -223,3 +225,22 @@ def test_a_private_game_waiting_for_players_is_no_game_to_others(client, make_us
     assert NOT_HELD in page_text(send_file(client, json.dumps(record).encode()))
     client.force_login(creator)
     assert NOT_OVER_HERE in page_text(send_file(client, json.dumps(record).encode()))
+
+
+def test_a_long_list_of_problems_shows_its_first_twenty_and_counts_the_rest(rf):
+    """A record given another game's id differs in every field and move (210 problems for a
+    long Maze Race): the first twenty are listed, the rest counted."""
+    request = rf.get(URL)
+    request.user = AnonymousUser()
+    problems = [f"Problem number {i}." for i in range(1, 26)]
+    page = html.unescape(
+        render_to_string(
+            "archive/record_verify.html",
+            {"verification": {"ok": False, "problems": problems}},
+            request,
+        )
+    )
+    assert "✘ The record does NOT check out (25 problems)" in page
+    assert "<li>Problem number 20.</li>" in page
+    assert "Problem number 21." not in page
+    assert "… and 5 more: the first are the ones to look at." in page
