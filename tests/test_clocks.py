@@ -112,6 +112,13 @@ def test_the_game_page_shows_the_rule_and_each_clock(client) -> None:  # type: i
     page = client.get(reverse("game", args=[three.pk])).content.decode()
     assert "30 days for each move. A player who runs out of time is dropped from the game." in page
 
+    # Over, the game names its clock, and no longer what running out of it would cost.
+    with time_machine.travel(START, tick=False):
+        core.game_resign(game_id=game.pk, user=game.seats.get(index=0).user)
+        page = client.get(reverse("game", args=[game.pk])).content.decode()
+    assert '<p class="clock-rule" id="clock-rule">3 days for each move.</p>' in page
+    assert "runs out of time" not in page and wording.VACATION_FIRST not in page
+
 
 @pytest.mark.django_db
 def test_a_game_that_is_over_for_a_player_offers_them_no_move(queued) -> None:  # type: ignore[no-untyped-def]

@@ -322,7 +322,7 @@ def game_context(
         "clock_rule": " ".join(
             part
             for part in (
-                wording.clock_rule(game.kind, len(seats), game.clock_duration),
+                wording.clock_rule(game.kind, len(seats), game.clock_duration, over=game.is_over),
                 wording.clock_options_rule(game.clock_options, game.kind),
             )
             if part

@@ -139,12 +139,14 @@ def resign_costs(kind: str, others: list[str]) -> str:
     return f"You lose the game: {others[0]} wins."
 
 
-def clock_rule(kind: str, seats: int, duration: timedelta | None) -> str:
-    """The game page's line under the players: what the clock gives and what running out
-    costs ("" for a live race, which has no days on its clock)."""
+def clock_rule(kind: str, seats: int, duration: timedelta | None, *, over: bool = False) -> str:
+    """The game page's line under the players: what the clock gives and, while the game runs,
+    what running out costs ("" for a live race, which has no days on its clock)."""
     if duration is None:
         return ""
     given = "from the start to get out" if steps_apart(kind) else "for each move"
+    if over:
+        return f"{duration.days} days {given}."
     return f"{duration.days} days {given}. {out_of_time_rule(kind, seats)}"
 
 
