@@ -201,6 +201,7 @@ def test_a_body_larger_than_the_site_takes_is_refused_before_it_is_read(client: 
         assert f'role="alert">{middleware.too_large()}</p>' in response.content.decode()
         assert 'href="/archive/"' in response.content.decode()
         assert "script-src 'self'" in response["Content-Security-Policy"]
+        assert "Sign in" not in response.content.decode()  # it does not know who asks
         response = client.post(
             path, {"file": upload}, CONTENT_LENGTH=declared, HTTP_HX_REQUEST="true"
         )

@@ -109,8 +109,11 @@ class InputGuardMiddleware:
             return self.get_response(request)
         if request.headers.get("HX-Request") == "true":
             return HttpResponseBadRequest(problem, content_type="text/plain; charset=utf-8")
-        request.user = AnonymousUser()  # the session is not read: its cookie may be the problem
-        response = render(request, "400.html", {"message": problem}, status=HTTPStatus.BAD_REQUEST)
+        # The session is not read (its cookie may be the problem): the page does not say who
+        # is signed in, nor offer to sign in.
+        request.user = AnonymousUser()
+        context = {"message": problem, "viewer_unknown": True}
+        response = render(request, "400.html", context, status=HTTPStatus.BAD_REQUEST)
         # The policy of every page, which PolicyMiddleware, further in, does not get to add.
         header, report_only = _policies()
         if header:
