@@ -114,12 +114,7 @@ class InputGuardMiddleware:
         request.user = AnonymousUser()
         context = {"message": problem, "viewer_unknown": True}
         response = render(request, "400.html", context, status=HTTPStatus.BAD_REQUEST)
-        # The policy of every page, which PolicyMiddleware, further in, does not get to add.
-        header, report_only = _policies()
-        if header:
-            response[HEADER] = header
-        if report_only:
-            response[HEADER_REPORT_ONLY] = report_only
+        policy_set(response)  # PolicyMiddleware, further in, does not get to add it
         return response
 
 
@@ -166,11 +161,7 @@ class PolicyMiddleware(CSPMiddleware):
             and settings.DEBUG
         ):
             return response  # the debug pages, as the library leaves them
-        header, report_only = _policies()
-        if header and HEADER not in response:
-            response[HEADER] = header
-        if report_only and HEADER_REPORT_ONLY not in response:
-            response[HEADER_REPORT_ONLY] = report_only
+        policy_set(response)
         request.csp_nonce = CheckableLazyObject(self._csp_nonce_post_response)  # type: ignore[attr-defined]
         return response
 
@@ -181,6 +172,16 @@ _POLICY_CHANGES = tuple(
     for part in ("config", "update", "replace", "exempt")
     for suffix in ("", "_ro")
 )
+
+
+def policy_set(response: HttpResponseBase) -> None:
+    """The site's Content-Security-Policy (and its report-only twin) on `response`, where it
+    has none yet."""
+    header, report_only = _policies()
+    if header and HEADER not in response:
+        response[HEADER] = header
+    if report_only and HEADER_REPORT_ONLY not in response:
+        response[HEADER_REPORT_ONLY] = report_only
 
 
 @functools.cache
